@@ -32,7 +32,7 @@ struct frame_result {
 
 /// Frames above this size are refused. The largest real frames are Codec 12 camera
 /// chunks of about 2 KiB and AVL packets up to 1280 bytes; the default leaves room.
-inline constexpr std::size_t default_max_frame_size = 16 * 1024;
+inline constexpr std::size_t default_max_frame_size = std::size_t{16} * 1024;
 
 /// Splits a device's TCP byte stream into frames, whatever its segmentation. It owns a
 /// buffer that grows to the largest frame seen and is then reused, so steady-state

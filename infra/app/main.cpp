@@ -1,0 +1,35 @@
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "infra/cli/decode_command.hpp"
+
+namespace {
+
+int run(int argc, char** argv) {
+  CLI::App app{"tgw: a gateway for Teltonika GPS trackers", "tgw"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tgw 0.1.0");
+  int exit_code = 0;
+  tgw::infra::add_decode_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "tgw: " << e.what() << '\n';
+  } catch (...) {
+    std::cerr << "tgw: unknown error\n";
+  }
+  return 2;
+}

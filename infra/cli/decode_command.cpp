@@ -1,0 +1,124 @@
+#include "infra/cli/decode_command.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "infra/cli/frame_inspector.hpp"
+#include "infra/text/hex.hpp"
+
+namespace tgw::infra {
+namespace {
+
+struct decode_settings {
+  std::vector<std::string> hex_frames;
+  std::string file;
+  std::string crc = "strict";
+  std::string transport = "auto";
+  std::size_t max_frame_size = std::size_t{64} * 1024;
+  bool pretty = false;
+};
+
+class decoder_output {
+ public:
+  decoder_output(const decode_settings& settings, inspect_options options)
+      : settings_(settings), options_(options) {}
+
+  void blob(std::span<const std::uint8_t> bytes, std::size_t input_index) {
+    const inspection result = inspect_blob(bytes, options_);
+    failed_ |= result.failed;
+    for (json frame : result.frames) {
+      frame["input"] = input_index;
+      print(frame);
+    }
+  }
+
+  void bad_hex(std::size_t input_index) {
+    failed_ = true;
+    print({{"kind", "error"}, {"error", "bad_hex"}, {"input", input_index}});
+  }
+
+  [[nodiscard]] bool failed() const { return failed_; }
+
+ private:
+  void print(const json& j) const { std::cout << j.dump(settings_.pretty ? 2 : -1) << '\n'; }
+
+  const decode_settings& settings_;
+  inspect_options options_;
+  bool failed_ = false;
+};
+
+int run_decode(const decode_settings& settings) {
+  inspect_options options;
+  options.crc = settings.crc == "ignore" ? codecs::crc_policy::ignore : codecs::crc_policy::strict;
+  options.transport = settings.transport == "tcp"   ? transport_hint::tcp
+                      : settings.transport == "udp" ? transport_hint::udp
+                                                    : transport_hint::automatic;
+  options.max_frame_size = settings.max_frame_size;
+  decoder_output out(settings, options);
+  std::size_t index = 0;
+
+  if (!settings.file.empty()) {
+    std::ifstream in(settings.file, std::ios::binary);
+    if (!in) {
+      std::cerr << "tgw decode: cannot open " << settings.file << '\n';
+      return 2;
+    }
+    const std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in),
+                                          std::istreambuf_iterator<char>()};
+    out.blob(bytes, index++);
+  }
+  for (const std::string& text : settings.hex_frames) {
+    const auto bytes = parse_hex(text);
+    if (bytes)
+      out.blob(*bytes, index);
+    else
+      out.bad_hex(index);
+    ++index;
+  }
+  if (settings.file.empty() && settings.hex_frames.empty()) {
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      if (line.empty() || line.front() == '#') continue;
+      const auto bytes = parse_hex(line);
+      if (bytes && !bytes->empty())
+        out.blob(*bytes, index);
+      else if (!bytes)
+        out.bad_hex(index);
+      ++index;
+    }
+  }
+  return out.failed() ? 1 : 0;
+}
+
+}  // namespace
+
+void add_decode_command(CLI::App& app, int& exit_code) {
+  auto settings = std::make_shared<decode_settings>();
+  CLI::App* cmd = app.add_subcommand(
+      "decode",
+      "Decode Teltonika frames (IMEI, TCP/UDP AVL, Codec 12/13/14/15) into JSON lines.\n"
+      "Frames come from hex arguments, else from --file, else as hex lines on stdin.\n"
+      "Exit code: 0 all frames valid, 1 some frame invalid, 2 usage or I/O error.");
+  cmd->add_option("frames", settings->hex_frames, "Frames as hex (each may hold a TCP stream)");
+  cmd->add_option("-f,--file", settings->file, "Binary file holding a TCP stream or one datagram")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--crc", settings->crc, "strict: refuse bad CRCs; ignore: decode and flag them")
+      ->check(CLI::IsMember({"strict", "ignore"}))
+      ->capture_default_str();
+  cmd->add_option("--transport", settings->transport, "auto, tcp or udp")
+      ->check(CLI::IsMember({"auto", "tcp", "udp"}))
+      ->capture_default_str();
+  cmd->add_option("--max-frame-size", settings->max_frame_size, "Largest TCP frame accepted")
+      ->check(CLI::Range(std::size_t{16}, std::size_t{1} << 24))
+      ->capture_default_str();
+  cmd->add_flag("--pretty", settings->pretty, "Indent the JSON");
+  cmd->callback([settings, &exit_code] { exit_code = run_decode(*settings); });
+}
+
+}  // namespace tgw::infra

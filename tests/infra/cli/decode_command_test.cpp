@@ -1,0 +1,85 @@
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+namespace {
+
+struct run_result {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs the real `tgw` binary, so the test covers flag parsing and exit codes too.
+run_result run_tgw(const std::string& args, const std::string& stdin_text = "") {
+  const std::string command = stdin_text.empty() ? std::string(TGW_BINARY) + " " + args + " 2>&1"
+                                                 : "printf '%b' '" + stdin_text + "' | " +
+                                                       TGW_BINARY + " " + args + " 2>&1";
+  run_result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+constexpr const char* wiki_codec8 =
+    "000000000000003608010000016B40D8EA30010000000000000000000000000000000105021503010101425E0F01"
+    "F10000601A014E0000000000000000010000C7CF";
+
+TEST(DecodeCommand, PrintsTheDocumentedRecord) {
+  const run_result r = run_tgw(std::string("decode ") + wiki_codec8);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(R"("timestamp":"2019-06-10T10:04:46.000Z")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"({"id":66,"size":2,"value":24079})"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("ack":"00000001")"), std::string::npos) << r.out;
+}
+
+TEST(DecodeCommand, ReadsHexLinesFromStdin) {
+  const run_result r =
+      run_tgw("decode", std::string("# a comment\\n") + wiki_codec8 + "\\n\\n" + wiki_codec8);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(R"("input":1)"), std::string::npos) << r.out;
+}
+
+TEST(DecodeCommand, InvalidFrameGivesJsonErrorAndExitCodeOne) {
+  std::string bad = wiki_codec8;
+  bad.back() = '0';
+  const run_result r = run_tgw("decode " + bad);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find(R"("error":"bad_crc")"), std::string::npos) << r.out;
+}
+
+TEST(DecodeCommand, CrcIgnoreDecodesAndFlags) {
+  std::string bad = wiki_codec8;
+  bad.back() = '0';
+  const run_result r = run_tgw("decode --crc ignore " + bad);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(R"("ok":false)"), std::string::npos) << r.out;
+}
+
+TEST(DecodeCommand, NonHexArgumentIsAnError) {
+  const run_result r = run_tgw("decode nothex");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find(R"("error":"bad_hex")"), std::string::npos) << r.out;
+}
+
+TEST(DecodeCommand, BadFlagsExitWithUsageError) {
+  EXPECT_EQ(run_tgw("decode --crc sometimes 00").exit_code, 2);
+  EXPECT_EQ(run_tgw("decode --no-such-flag").exit_code, 2);
+  EXPECT_EQ(run_tgw("").exit_code, 2);
+}
+
+TEST(DecodeCommand, HelpListsTheFlags) {
+  const run_result r = run_tgw("decode --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--crc"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--file"), std::string::npos) << r.out;
+}
+
+}  // namespace
