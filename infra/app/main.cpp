@@ -3,7 +3,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "actors/node/run_node.hpp"
+#include "infra/app/termination.hpp"
 #include "infra/cli/decode_command.hpp"
+#include "infra/cli/node_command.hpp"
 
 namespace {
 
@@ -11,8 +14,10 @@ int run(int argc, char** argv) {
   CLI::App app{"tgw: a gateway for Teltonika GPS trackers", "tgw"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tgw 0.1.0");
+  app.set_config("--config", "", "Read flags from this TOML/INI file");
   int exit_code = 0;
   tgw::infra::add_decode_command(app, exit_code);
+  tgw::infra::add_node_command(app, tgw::actors::node::run_node, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -24,6 +29,8 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any thread starts, so only the main thread ever takes SIGINT/SIGTERM.
+  tgw::infra::block_termination_signals();
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {

@@ -1,0 +1,70 @@
+#include "actors/node/membership.hpp"
+
+#include <spdlog/spdlog.h>
+#include <caf/all.hpp>
+
+#include "actors/node/node_atoms.hpp"
+
+namespace tgw::actors::node {
+namespace {
+
+struct membership_state {
+  bool joined = false;
+  bool is_emitter = false;
+  std::int64_t epoch = -1;
+  bool store_down = false;  // logged once per outage, not once per tick
+};
+
+}  // namespace
+
+caf::behavior membership(caf::event_based_actor* self, node_config config,
+                         std::shared_ptr<infra::node::node_store> store,
+                         std::vector<caf::actor> roles) {
+  auto state = std::make_shared<membership_state>();
+  auto announce = [self, roles, state] {
+    for (const caf::actor& r : roles)
+      self->send(r, role_atom::value, state->is_emitter, state->epoch);
+  };
+  auto on_view = [config, state, announce](const infra::node::membership_view& view) {
+    if (view.removed > 0)
+      spdlog::info("node {}: removed {} inactive node(s), returned {} message(s) to the queue",
+                   config.id, view.removed, view.returned);
+    if (view.rejoined)
+      spdlog::warn("node {}: had been removed as inactive; registered again", config.id);
+    const bool emitter_now = view.emitter == config.id;
+    if (emitter_now != state->is_emitter || view.epoch != state->epoch) {
+      if (emitter_now != state->is_emitter)
+        spdlog::info("node {}: {} (emitter {} at epoch {})", config.id,
+                     emitter_now ? "now the emitter" : "now a worker",
+                     view.emitter.empty() ? "none" : view.emitter, view.epoch);
+      state->is_emitter = emitter_now;
+      state->epoch = view.epoch;
+      announce();
+    }
+  };
+  self->set_exit_handler([self, config, store, roles](caf::exit_msg& msg) {
+    store->leave(config.id);
+    spdlog::info("node {}: left the cluster", config.id);
+    for (const caf::actor& r : roles) self->send_exit(r, msg.reason);
+    self->quit(msg.reason);
+  });
+  self->send(self, tick_atom::value);
+  return {
+      [self, config, store, state, on_view](tick_atom) {
+        auto view = state->joined ? store->health_check(config.id) : store->join(config.id);
+        if (view) {
+          if (state->store_down) spdlog::info("node {}: Redis reachable again", config.id);
+          state->store_down = false;
+          if (!state->joined) spdlog::info("node {}: joined the cluster", config.id);
+          state->joined = true;
+          on_view(*view);
+        } else if (!state->store_down) {
+          state->store_down = true;
+          spdlog::warn("node {}: membership call failed: {}", config.id, store->last_error());
+        }
+        self->delayed_send(self, config.health_interval, tick_atom::value);
+      },
+  };
+}
+
+}  // namespace tgw::actors::node

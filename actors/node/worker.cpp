@@ -1,0 +1,90 @@
+#include "actors/node/worker.hpp"
+
+#include <random>
+
+#include <spdlog/spdlog.h>
+#include <caf/all.hpp>
+
+#include "actors/node/node_atoms.hpp"
+
+namespace tgw::actors::node {
+namespace {
+
+constexpr std::chrono::milliseconds retry_delay{200};
+
+struct worker_state {
+  bool active = false;   // false while this node is the emitter
+  bool polling = false;  // a take or a handler is under way
+  std::mt19937_64 rng;
+  std::uint64_t handled = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t dropped = 0;
+};
+
+}  // namespace
+
+caf::behavior worker(caf::event_based_actor* self, node_config config,
+                     std::shared_ptr<infra::node::node_store> store) {
+  auto state = std::make_shared<worker_state>();
+  state->rng.seed(config.seed);
+  self->attach_functor([config, state] {
+    spdlog::info("node {}: worker stopped after {} handled, {} failed, {} dropped", config.id,
+                 state->handled, state->failed, state->dropped);
+  });
+  return {
+      [self, state](role_atom, bool is_emitter, std::int64_t) {
+        state->active = !is_emitter;
+        if (state->active && !state->polling) {
+          state->polling = true;
+          self->send(self, take_atom::value);
+        }
+      },
+      [self, config, store, state](take_atom) {
+        if (!state->active) {
+          state->polling = false;
+          return;
+        }
+        auto message = store->take(config.id, config.take_wait);
+        if (!message) {
+          // An empty queue already waited take_wait; a Redis error returns at once
+          // and must not turn into a busy loop.
+          if (store->last_error().empty())
+            self->send(self, take_atom::value);
+          else
+            self->delayed_send(self, retry_delay, take_atom::value);
+          return;
+        }
+        std::uniform_int_distribution<std::int64_t> work(config.work_min.count(),
+                                                         config.work_max.count());
+        const std::chrono::milliseconds duration{work(state->rng)};
+        if (duration.count() == 0)
+          self->send(self, done_atom::value, std::move(*message));
+        else
+          self->delayed_send(self, duration, done_atom::value, std::move(*message));
+      },
+      [self, config, state](done_atom, std::string& message) {
+        std::bernoulli_distribution fails(config.error_rate);
+        self->send(self, done_atom::value, std::move(message), fails(state->rng));
+      },
+      [self, config, store, state](done_atom, std::string& message, bool failed) {
+        const auto result = store->complete(config.id, message, failed, "handler failed");
+        if (!result.accepted && !store->last_error().empty()) {
+          // Redis is unreachable: the message is still ours; finish it once it is back.
+          self->delayed_send(self, retry_delay, done_atom::value, std::move(message), failed);
+          return;
+        }
+        if (!result.accepted) {
+          // Returned to the queue while this node was paused: another node owns it now.
+          ++state->dropped;
+          spdlog::warn("node {}: message {} was reassigned; result dropped", config.id, message);
+        } else if (failed) {
+          ++state->failed;
+        } else {
+          ++state->handled;
+        }
+        self->send(self, take_atom::value);
+      },
+  };
+}
+
+}  // namespace tgw::actors::node

@@ -1,0 +1,33 @@
+#include "infra/app/termination.hpp"
+
+#include <csignal>
+
+#include <pthread.h>
+
+namespace tgw::infra {
+namespace {
+
+sigset_t termination_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+}  // namespace
+
+void block_termination_signals() {
+  const sigset_t set = termination_set();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int wait_for_termination_signal() {
+  const sigset_t set = termination_set();
+  int signal = 0;
+  while (sigwait(&set, &signal) != 0) {
+  }
+  return signal;
+}
+
+}  // namespace tgw::infra

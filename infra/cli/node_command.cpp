@@ -1,0 +1,111 @@
+#include "infra/cli/node_command.hpp"
+
+#include <iostream>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "infra/log/log.hpp"
+#include "infra/node/redis_node_store.hpp"
+
+namespace tgw::infra {
+namespace {
+
+int print_errors(const redis::endpoint& where) {
+  node::redis_node_store store(
+      {where, std::chrono::milliseconds{2000}, std::chrono::milliseconds{5000}, "tgw-node-errors"},
+      {}, false);
+  const auto errors = store.take_errors();
+  if (!errors) {
+    std::cerr << "tgw node: cannot read the error list: " << store.last_error() << '\n';
+    return 1;
+  }
+  for (const std::string& e : *errors) std::cout << e << '\n';
+  std::cerr << "tgw node: " << errors->size() << " error(s) printed and deleted\n";
+  return 0;
+}
+
+}  // namespace
+
+std::optional<redis::endpoint> node_options::endpoint(std::string& error) const {
+  if (!redis_url.empty()) return redis::parse_redis_url(redis_url, error);
+  redis::endpoint e;
+  e.host = rhost;
+  e.port = rport;
+  e.db = rdb;
+  return e;
+}
+
+void add_node_command(CLI::App& app, node_runner run, int& exit_code) {
+  auto o = std::make_shared<node_options>();
+  CLI::App* cmd = app.add_subcommand(
+      "node",
+      "A cluster node: nodes coordinate only through Redis; one emitter pushes a message\n"
+      "into nodes:queue every interval, the others handle them, failures go to the\n"
+      "error list. Stops cleanly on SIGINT/SIGTERM.");
+  cmd->add_flag("--getErrors", o->get_errors,
+                "Print every message of the error list, delete them, exit");
+  cmd->add_option("--rhost", o->rhost, "Redis host")->envname("TGW_RHOST")->capture_default_str();
+  cmd->add_option("--rport", o->rport, "Redis port")->envname("TGW_RPORT")->capture_default_str();
+  cmd->add_option("--rdb", o->rdb, "Redis database")
+      ->envname("TGW_RDB")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--redis", o->redis_url,
+                  "Redis URL redis://[user:password@]host:port/db or unix:///path?db=N; "
+                  "overrides --rhost/--rport/--rdb")
+      ->envname("TGW_REDIS");
+  cmd->add_option("--id", o->id, "Node id (default: host-pid-random)")->envname("TGW_NODE_ID");
+  cmd->add_option("--interval", o->interval_ms, "Emit period in ms; 0 emits as fast as possible")
+      ->envname("TGW_NODE_INTERVAL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--batch", o->batch, "Messages per emit (default 1, or 100 with --interval 0)")
+      ->envname("TGW_NODE_BATCH")
+      ->check(CLI::Range(0, 10000));
+  cmd->add_option("--work-ms", o->work_ms, "Handler time drawn uniformly from 0..N ms")
+      ->envname("TGW_NODE_WORK_MS")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--error-rate", o->error_rate, "Share of messages whose handler fails")
+      ->envname("TGW_NODE_ERROR_RATE")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--health-ms", o->health_ms, "Health check period")
+      ->envname("TGW_NODE_HEALTH_MS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--inactive-ms", o->inactive_ms, "Silence after which a node is removed")
+      ->envname("TGW_NODE_INACTIVE_MS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--ttl-ms", o->ttl_ms, "TTL of the nodes:* keys, refreshed while nodes live")
+      ->envname("TGW_NODE_TTL_MS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_flag("--record-handled", o->record_handled,
+                "Count each handled message in the nodes:handled hash (for soak checks)")
+      ->envname("TGW_NODE_RECORD_HANDLED");
+  cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn, error, off")
+      ->envname("TGW_LOG_LEVEL")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--log-format", o->log_format, "text or json")
+      ->envname("TGW_LOG_FORMAT")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->callback([o, run, &exit_code] {
+    setup_logging(o->log_level, o->log_format);
+    std::string error;
+    const auto where = o->endpoint(error);
+    if (!where) {
+      std::cerr << "tgw node: " << error << '\n';
+      exit_code = 2;
+      return;
+    }
+    exit_code = o->get_errors ? print_errors(*where) : run(*o, *where);
+  });
+}
+
+}  // namespace tgw::infra

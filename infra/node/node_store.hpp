@@ -1,0 +1,74 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tgw::infra::node {
+
+/// The cluster as one node sees it after a membership call.
+struct membership_view {
+  std::string emitter;        ///< Id of the node that holds the emitter lease.
+  std::int64_t epoch = 0;     ///< Fencing number of that lease; grows on every change.
+  std::int64_t removed = 0;   ///< Nodes this call removed as inactive.
+  std::int64_t returned = 0;  ///< Their unfinished messages put back on the queue.
+  bool rejoined = false;      ///< This node had been removed and registered again.
+};
+
+/// Outcome of an emit: accepted only while the caller still holds the lease at the
+/// epoch it names.
+struct emit_result {
+  bool accepted = false;
+  std::int64_t first_id = 0;
+  std::int64_t last_id = 0;
+};
+
+/// Outcome of finishing a message: false when the message was no longer this node's
+/// (a health check gave it to another node while this one was paused).
+struct completion {
+  bool accepted = false;
+};
+
+/// Everything a cluster node asks of the shared store. The Redis implementation makes
+/// each call one atomic server-side step; tests may stand in a fake. Calls block; run
+/// them on a thread of their own (a detached actor).
+class node_store {
+ public:
+  virtual ~node_store() = default;
+
+  /// Registers `id` (nodes:list and nodes:ids) and takes the lease if nobody holds it.
+  virtual std::optional<membership_view> join(const std::string& id) = 0;
+  /// Marks `id` alive, removes nodes silent for longer than the inactivity limit
+  /// (returning their unfinished messages to the queue) and hands the lease to the
+  /// first remaining node if its holder was removed.
+  virtual std::optional<membership_view> health_check(const std::string& id) = 0;
+  /// Pushes `count` messages if `id` holds the lease at `epoch`.
+  virtual emit_result emit(const std::string& id, std::int64_t epoch, int count) = 0;
+  /// Moves the next message into this node's processing list, waiting up to `wait`.
+  virtual std::optional<std::string> take(const std::string& id,
+                                          std::chrono::milliseconds wait) = 0;
+  /// Finishes a message taken by `id`: handled, or failed into the error list.
+  virtual completion complete(const std::string& id, const std::string& message, bool failed,
+                              const std::string& reason) = 0;
+  /// Leaves the cluster cleanly: unfinished messages go back, the lease moves on.
+  virtual void leave(const std::string& id) = 0;
+  /// The last error, for logs; empty when the last call succeeded.
+  [[nodiscard]] virtual std::string last_error() const = 0;
+};
+
+/// Key names, fixed by the cluster-node design.
+namespace keys {
+inline constexpr const char* list = "nodes:list";
+inline constexpr const char* ids = "nodes:ids";
+inline constexpr const char* emitter = "nodes:emitter";
+inline constexpr const char* queue = "nodes:queue";
+inline constexpr const char* errors = "nodes:errors";
+inline constexpr const char* epoch = "nodes:epoch";
+inline constexpr const char* sequence = "nodes:seq";
+inline constexpr const char* handled = "nodes:handled";
+inline constexpr const char* processing_prefix = "nodes:processing:";
+}  // namespace keys
+
+}  // namespace tgw::infra::node

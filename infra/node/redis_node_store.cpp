@@ -1,0 +1,117 @@
+#include "infra/node/redis_node_store.hpp"
+
+#include "infra/node/node_library.hpp"
+
+namespace tgw::infra::node {
+namespace {
+
+std::string ms(std::chrono::milliseconds d) {
+  return std::to_string(d.count());
+}
+
+std::string processing_key(const std::string& id) {
+  return keys::processing_prefix + id;
+}
+
+}  // namespace
+
+redis_node_store::redis_node_store(redis::connection::options where, node_timing timing,
+                                   bool record_handled)
+    : conn_(std::move(where)), timing_(timing), record_handled_(record_handled) {}
+
+bool redis_node_store::load_library() {
+  const redis::value v =
+      conn_.command({"FUNCTION", "LOAD", "REPLACE", std::string(node_library_source())});
+  if (v.is_error()) {
+    last_error_ = "FUNCTION LOAD: " + v.text;
+    return false;
+  }
+  library_loaded_ = true;
+  return true;
+}
+
+redis::value redis_node_store::call(std::vector<std::string> argv) {
+  redis::value v = conn_.command(argv);
+  // A Redis that restarted without persistence has lost the library: load it again
+  // and retry once.
+  if (redis::error_is(v, "ERR Function not found") && load_library()) v = conn_.command(argv);
+  if (v.is_error()) {
+    last_error_ = argv[1] + ": " + v.text;
+  } else {
+    last_error_.clear();
+  }
+  return v;
+}
+
+std::optional<membership_view> redis_node_store::view_of(const redis::value& v) {
+  if (!v.is_array() || v.elements.size() != 5) {
+    if (last_error_.empty()) last_error_ = "unexpected reply shape";
+    return std::nullopt;
+  }
+  membership_view view;
+  view.emitter = v.elements[0].text;
+  view.epoch = v.elements[1].as_int().value_or(0);
+  view.removed = v.elements[2].as_int().value_or(0);
+  view.returned = v.elements[3].as_int().value_or(0);
+  view.rejoined = v.elements[4].as_int().value_or(0) != 0;
+  return view;
+}
+
+std::optional<membership_view> redis_node_store::join(const std::string& id) {
+  if (!library_loaded_ && !load_library()) return std::nullopt;
+  return view_of(call({"FCALL", "tgw_node_join", "6", keys::list, keys::ids, keys::emitter,
+                       keys::epoch, keys::queue, keys::sequence, id, ms(timing_.key_ttl)}));
+}
+
+std::optional<membership_view> redis_node_store::health_check(const std::string& id) {
+  return view_of(call({"FCALL", "tgw_node_health", "6", keys::list, keys::ids, keys::emitter,
+                       keys::epoch, keys::queue, keys::sequence, id, ms(timing_.inactive_after),
+                       ms(timing_.key_ttl), keys::processing_prefix}));
+}
+
+emit_result redis_node_store::emit(const std::string& id, std::int64_t epoch, int count) {
+  const redis::value v =
+      call({"FCALL", "tgw_node_emit", "5", keys::list, keys::emitter, keys::epoch, keys::queue,
+            keys::sequence, id, std::to_string(epoch), std::to_string(count), ms(timing_.key_ttl)});
+  emit_result r;
+  if (!v.is_array() || v.elements.size() != 3) return r;
+  r.accepted = v.elements[0].as_int().value_or(0) == 1;
+  r.first_id = v.elements[1].as_int().value_or(0);
+  r.last_id = v.elements[2].as_int().value_or(0);
+  return r;
+}
+
+std::optional<std::string> redis_node_store::take(const std::string& id,
+                                                  std::chrono::milliseconds wait) {
+  // BLMOVE takes seconds with decimals; the connection's socket timeout must exceed it.
+  const std::string seconds = std::to_string(static_cast<double>(wait.count()) / 1000.0);
+  const redis::value v =
+      call({"BLMOVE", keys::queue, processing_key(id), "RIGHT", "LEFT", seconds});
+  if (v.is_string()) return v.text;
+  return std::nullopt;
+}
+
+completion redis_node_store::complete(const std::string& id, const std::string& message,
+                                      bool failed, const std::string& reason) {
+  const redis::value v =
+      call({"FCALL", "tgw_node_done", "4", keys::list, processing_key(id), keys::errors,
+            keys::handled, id, message, failed ? "1" : "0", reason, record_handled_ ? "1" : "0"});
+  return {v.as_int().value_or(0) == 1};
+}
+
+void redis_node_store::leave(const std::string& id) {
+  (void)call({"FCALL", "tgw_node_leave", "5", keys::list, keys::ids, keys::emitter, keys::epoch,
+              keys::queue, id, keys::processing_prefix});
+}
+
+std::optional<std::vector<std::string>> redis_node_store::take_errors() {
+  if (!library_loaded_ && !load_library()) return std::nullopt;
+  const redis::value v = call({"FCALL", "tgw_node_take_errors", "1", keys::errors});
+  if (!v.is_array()) return std::nullopt;
+  std::vector<std::string> out;
+  out.reserve(v.elements.size());
+  for (const redis::value& e : v.elements) out.push_back(e.text);
+  return out;
+}
+
+}  // namespace tgw::infra::node

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "infra/node/node_store.hpp"
+#include "infra/redis/connection.hpp"
+
+namespace tgw::infra::node {
+
+/// Timings of the cluster protocol; defaults are the cluster-node design's.
+struct node_timing {
+  std::chrono::milliseconds inactive_after{1000};  ///< Silence that gets a node removed.
+  std::chrono::milliseconds key_ttl{10000};        ///< TTL of every nodes:* key.
+};
+
+/// node_store over one Redis connection and the `tgw_node` function library.
+class redis_node_store final : public node_store {
+ public:
+  redis_node_store(redis::connection::options where, node_timing timing, bool record_handled);
+
+  /// Loads the function library (FUNCTION LOAD REPLACE). False with the reason in
+  /// last_error() when Redis is unreachable or refuses it.
+  bool load_library();
+
+  std::optional<membership_view> join(const std::string& id) override;
+  std::optional<membership_view> health_check(const std::string& id) override;
+  emit_result emit(const std::string& id, std::int64_t epoch, int count) override;
+  std::optional<std::string> take(const std::string& id, std::chrono::milliseconds wait) override;
+  completion complete(const std::string& id, const std::string& message, bool failed,
+                      const std::string& reason) override;
+  void leave(const std::string& id) override;
+  [[nodiscard]] std::string last_error() const override { return last_error_; }
+
+  /// Returns and deletes the error list in one step (`tgw node --getErrors`).
+  std::optional<std::vector<std::string>> take_errors();
+
+ private:
+  redis::value call(std::vector<std::string> argv);
+  std::optional<membership_view> view_of(const redis::value& v);
+
+  redis::connection conn_;
+  node_timing timing_;
+  bool record_handled_;
+  bool library_loaded_ = false;
+  std::string last_error_;
+};
+
+}  // namespace tgw::infra::node

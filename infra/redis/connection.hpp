@@ -1,0 +1,67 @@
+#pragma once
+
+#include <chrono>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "infra/redis/redis_url.hpp"
+#include "infra/redis/redis_value.hpp"
+
+struct redisContext;
+
+namespace tgw::infra::redis {
+
+/// A blocking connection to one Redis server over hiredis. It belongs to one thread:
+/// a detached actor or a dedicated worker, never a scheduler or io thread.
+///
+/// Failures never throw: a command on a broken connection returns an error value
+/// whose text starts with "IO", and the next command connects afresh. Each connect
+/// makes a new context rather than calling redisReconnect, because hiredis 0.14
+/// drops the socket timeouts on reconnect; timeouts, AUTH, SELECT and the client name
+/// are applied every time.
+class connection {
+ public:
+  struct options {
+    endpoint where;
+    std::chrono::milliseconds connect_timeout{2000};
+    /// Socket read/write timeout. A blocking command (BLMOVE, XREADGROUP BLOCK) must
+    /// use a block time shorter than this.
+    std::chrono::milliseconds io_timeout{2000};
+    std::string client_name;
+  };
+
+  explicit connection(options opts);
+  ~connection();
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  /// Connects unless connected. False with `error` set when the server is unreachable
+  /// or refuses the login.
+  bool ensure_connected(std::string& error);
+  [[nodiscard]] bool connected() const noexcept { return ctx_ != nullptr; }
+  void disconnect() noexcept;
+
+  /// Runs one command. Connects first if needed.
+  value command(std::span<const std::string_view> argv);
+  value command(std::initializer_list<std::string_view> argv) {
+    return command(std::span<const std::string_view>(argv.begin(), argv.size()));
+  }
+  value command(const std::vector<std::string>& argv);
+
+  /// Sends all commands in one write and reads all replies: one round trip.
+  std::vector<value> pipeline(const std::vector<std::vector<std::string>>& commands);
+
+  [[nodiscard]] const options& settings() const noexcept { return opts_; }
+
+ private:
+  value run(int argc, const char** argv, const std::size_t* lengths);
+  value io_failure();
+
+  options opts_;
+  redisContext* ctx_ = nullptr;
+};
+
+}  // namespace tgw::infra::redis

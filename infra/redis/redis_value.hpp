@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tgw::infra::redis {
+
+/// A Redis reply copied out of hiredis, so it can outlive the connection's buffers
+/// and travel in actor messages.
+struct value {
+  enum class kind : std::uint8_t { nil, integer, string, status, error, array };
+
+  kind type = kind::nil;
+  std::int64_t integer = 0;
+  std::string text;  ///< For string, status and error.
+  std::vector<value> elements;
+
+  [[nodiscard]] bool is_nil() const noexcept { return type == kind::nil; }
+  [[nodiscard]] bool is_error() const noexcept { return type == kind::error; }
+  [[nodiscard]] bool is_integer() const noexcept { return type == kind::integer; }
+  [[nodiscard]] bool is_string() const noexcept { return type == kind::string; }
+  [[nodiscard]] bool is_array() const noexcept { return type == kind::array; }
+
+  /// The integer, or a bulk string that holds one; nullopt otherwise.
+  [[nodiscard]] std::optional<std::int64_t> as_int() const;
+
+  static value make_error(std::string message) {
+    value v;
+    v.type = kind::error;
+    v.text = std::move(message);
+    return v;
+  }
+
+  friend bool operator==(const value&, const value&) = default;
+};
+
+/// Redis error replies start with a code word: "BUSYGROUP ...", "NOGROUP ...".
+[[nodiscard]] inline bool error_is(const value& v, std::string_view code) {
+  return v.is_error() && v.text.starts_with(code);
+}
+
+}  // namespace tgw::infra::redis

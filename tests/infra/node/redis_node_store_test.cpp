@@ -1,0 +1,201 @@
+#include "infra/node/redis_node_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/support/redis_server.hpp"
+
+namespace tgw::infra::node {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto inactive = 150ms;
+
+class RedisNodeStore : public ::testing::Test {
+ protected:
+  std::unique_ptr<redis_node_store> store(bool record_handled = true) {
+    return std::make_unique<redis_node_store>(
+        redis::connection::options{server.endpoint(), 1000ms, 3000ms, "test"},
+        node_timing{inactive, 10000ms}, record_handled);
+  }
+  // Lets `inactive` pass so nodes that made no call in the meantime count as gone.
+  static void go_silent() { std::this_thread::sleep_for(inactive + 100ms); }
+
+  test::redis_server server;
+  redis::connection redis = server.connect();
+};
+
+TEST_F(RedisNodeStore, FirstNodeJoinsAndTakesTheLease) {
+  auto a = store();
+  const auto view = a->join("a");
+  ASSERT_TRUE(view.has_value()) << a->last_error();
+  EXPECT_EQ(view->emitter, "a");
+  EXPECT_EQ(view->epoch, 1);
+  EXPECT_EQ(redis.command({"HEXISTS", keys::list, "a"}).integer, 1);
+  EXPECT_EQ(redis.command({"LRANGE", keys::ids, "0", "-1"}).elements.at(0).text, "a");
+  EXPECT_EQ(redis.command({"GET", keys::emitter}).text, "a");
+}
+
+TEST_F(RedisNodeStore, NodeKeysCarryTheTtlAndTheErrorListDoesNot) {
+  auto a = store();
+  ASSERT_TRUE(a->join("a"));
+  ASSERT_TRUE(a->emit("a", 1, 1).accepted);
+  auto b = store();
+  ASSERT_TRUE(b->join("b"));
+  const auto m = b->take("b", 100ms);
+  ASSERT_TRUE(m);
+  ASSERT_TRUE(b->complete("b", *m, true, "boom").accepted);
+  ASSERT_TRUE(a->health_check("a"));
+  for (const char* key : {keys::list, keys::ids, keys::emitter, keys::epoch, keys::sequence}) {
+    const auto ttl = redis.command({"PTTL", key}).integer;
+    EXPECT_GT(ttl, 0) << key;
+    EXPECT_LE(ttl, 10000) << key;
+  }
+  EXPECT_EQ(redis.command({"PTTL", keys::errors}).integer, -1);
+}
+
+TEST_F(RedisNodeStore, LaterNodesJoinInOrderAsWorkers) {
+  auto a = store();
+  auto b = store();
+  ASSERT_TRUE(a->join("a"));
+  const auto view = b->join("b");
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->emitter, "a");
+  const auto ids = redis.command({"LRANGE", keys::ids, "0", "-1"});
+  ASSERT_EQ(ids.elements.size(), 2U);
+  EXPECT_EQ(ids.elements[1].text, "b");
+}
+
+TEST_F(RedisNodeStore, HealthCheckRemovesASilentEmitterAndPassesTheLeaseOn) {
+  auto a = store();
+  auto b = store();
+  auto c = store();
+  ASSERT_TRUE(a->join("a"));
+  ASSERT_TRUE(b->join("b"));
+  ASSERT_TRUE(c->join("c"));
+  go_silent();
+  ASSERT_TRUE(c->health_check("c"));  // c alone is alive now; b stays silent too
+  const auto view = c->health_check("c");
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->emitter, "c");
+  EXPECT_EQ(view->epoch, 2);
+  EXPECT_EQ(redis.command({"HEXISTS", keys::list, "a"}).integer, 0);
+  EXPECT_EQ(redis.command({"LLEN", keys::ids}).integer, 1);
+}
+
+TEST_F(RedisNodeStore, TheFirstRemainingIdBecomesTheEmitter) {
+  auto a = store();
+  auto b = store();
+  auto c = store();
+  ASSERT_TRUE(a->join("a"));
+  ASSERT_TRUE(b->join("b"));
+  ASSERT_TRUE(c->join("c"));
+  go_silent();
+  ASSERT_TRUE(b->health_check("b"));
+  ASSERT_TRUE(c->health_check("c"));
+  // a is gone; b registered before c.
+  EXPECT_EQ(redis.command({"GET", keys::emitter}).text, "b");
+}
+
+TEST_F(RedisNodeStore, AKilledWorkersMessageIsHandledExactlyOnce) {
+  auto a = store();
+  auto b = store();
+  auto c = store();
+  ASSERT_TRUE(a->join("a"));
+  ASSERT_TRUE(b->join("b"));
+  ASSERT_TRUE(c->join("c"));
+  const auto emitted = a->emit("a", 1, 1);
+  ASSERT_TRUE(emitted.accepted);
+  const auto taken = b->take("b", 100ms);
+  ASSERT_TRUE(taken);
+  // b dies mid-way: it stops calling. a and c stay alive.
+  go_silent();
+  ASSERT_TRUE(c->health_check("c"));
+  const auto view = a->health_check("a");
+  ASSERT_TRUE(view);
+  const auto again = c->take("c", 100ms);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *taken);
+  EXPECT_TRUE(c->complete("c", *again, false, "").accepted);
+  // b comes back and tries to finish what it held: refused, nothing counted twice.
+  EXPECT_FALSE(b->complete("b", *taken, false, "").accepted);
+  EXPECT_EQ(redis.command({"HGET", keys::handled, *taken}).text, "1");
+  EXPECT_EQ(redis.command({"HLEN", keys::handled}).integer, 1);
+}
+
+TEST_F(RedisNodeStore, APausedEmitterEmitsNothingAfterWakingUp) {
+  auto a = store();
+  auto b = store();
+  ASSERT_TRUE(a->join("a"));
+  ASSERT_TRUE(b->join("b"));
+  ASSERT_TRUE(a->emit("a", 1, 1).accepted);
+  go_silent();  // a is paused
+  const auto view = b->health_check("b");
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->emitter, "b");
+  EXPECT_EQ(view->epoch, 2);
+  // a wakes up and carries on with its old lease.
+  EXPECT_FALSE(a->emit("a", 1, 1).accepted);
+  const auto rejoin = a->health_check("a");
+  ASSERT_TRUE(rejoin);
+  EXPECT_TRUE(rejoin->rejoined);
+  EXPECT_EQ(rejoin->emitter, "b");
+  EXPECT_FALSE(a->emit("a", rejoin->epoch, 1).accepted);
+  EXPECT_TRUE(b->emit("b", 2, 1).accepted);
+  EXPECT_EQ(redis.command({"LLEN", keys::queue}).integer, 2);
+}
+
+TEST_F(RedisNodeStore, FailedMessagesGoToTheErrorListAndAreTakenOnce) {
+  auto a = store();
+  auto b = store();
+  ASSERT_TRUE(a->join("a"));
+  ASSERT_TRUE(b->join("b"));
+  ASSERT_TRUE(a->emit("a", 1, 2).accepted);
+  for (int i = 0; i < 2; ++i) {
+    const auto m = b->take("b", 100ms);
+    ASSERT_TRUE(m);
+    ASSERT_TRUE(b->complete("b", *m, true, "handler failed").accepted);
+  }
+  const auto errors = a->take_errors();
+  ASSERT_TRUE(errors);
+  ASSERT_EQ(errors->size(), 2U);
+  EXPECT_NE((*errors)[0].find(R"("node":"b")"), std::string::npos) << (*errors)[0];
+  EXPECT_NE((*errors)[0].find("handler failed"), std::string::npos) << (*errors)[0];
+  EXPECT_EQ(redis.command({"EXISTS", keys::errors}).integer, 0);
+  EXPECT_TRUE(a->take_errors()->empty());
+}
+
+TEST_F(RedisNodeStore, LeavingReturnsUnfinishedMessagesAndPassesTheLease) {
+  auto a = store();
+  auto b = store();
+  ASSERT_TRUE(a->join("a"));
+  ASSERT_TRUE(b->join("b"));
+  ASSERT_TRUE(a->emit("a", 1, 1).accepted);
+  ASSERT_TRUE(b->take("b", 100ms));
+  EXPECT_EQ(redis.command({"LLEN", keys::queue}).integer, 0);
+  b->leave("b");
+  EXPECT_EQ(redis.command({"LLEN", keys::queue}).integer, 1);
+  a->leave("a");
+  EXPECT_EQ(redis.command({"EXISTS", keys::emitter}).integer, 0);
+  EXPECT_EQ(redis.command({"HLEN", keys::list}).integer, 0);
+}
+
+TEST_F(RedisNodeStore, RedisDownFailsCallsCleanlyAndRecoversAfterRestart) {
+  auto a = store();
+  ASSERT_TRUE(a->join("a"));
+  server.stop();
+  EXPECT_FALSE(a->health_check("a").has_value());
+  EXPECT_NE(a->last_error().find("IO"), std::string::npos) << a->last_error();
+  EXPECT_FALSE(a->emit("a", 1, 1).accepted);
+  EXPECT_FALSE(a->take("a", 50ms).has_value());
+  server.start();  // empty: no library, no keys
+  const auto view = a->health_check("a");
+  ASSERT_TRUE(view.has_value()) << a->last_error();
+  EXPECT_TRUE(view->rejoined);
+  EXPECT_EQ(view->emitter, "a");
+}
+
+}  // namespace
+}  // namespace tgw::infra::node

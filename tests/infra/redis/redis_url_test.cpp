@@ -1,0 +1,59 @@
+#include "infra/redis/redis_url.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tgw::infra::redis {
+namespace {
+
+TEST(RedisUrl, ParsesHostPortAndDatabase) {
+  std::string error;
+  const auto e = parse_redis_url("redis://10.0.0.5:6380/2", error);
+  ASSERT_TRUE(e) << error;
+  EXPECT_EQ(e->host, "10.0.0.5");
+  EXPECT_EQ(e->port, 6380);
+  EXPECT_EQ(e->db, 2);
+  EXPECT_TRUE(e->password.empty());
+}
+
+TEST(RedisUrl, ParsesAclUserAndPassword) {
+  std::string error;
+  const auto e = parse_redis_url("redis://gw:s3cr%t@redis.internal:6379/0", error);
+  ASSERT_TRUE(e) << error;
+  EXPECT_EQ(e->user, "gw");
+  EXPECT_EQ(e->password, "s3cr%t");
+  EXPECT_EQ(e->host, "redis.internal");
+}
+
+TEST(RedisUrl, PasswordWithoutUserUsesTheDefaultUser) {
+  std::string error;
+  const auto e = parse_redis_url("redis://:pw@localhost", error);
+  ASSERT_TRUE(e) << error;
+  EXPECT_TRUE(e->user.empty());
+  EXPECT_EQ(e->password, "pw");
+  EXPECT_EQ(e->port, 6379);
+}
+
+TEST(RedisUrl, ParsesUnixSocketsAndIpv6) {
+  std::string error;
+  const auto u = parse_redis_url("unix:///var/run/redis.sock?db=3", error);
+  ASSERT_TRUE(u) << error;
+  EXPECT_EQ(u->unix_socket, "/var/run/redis.sock");
+  EXPECT_EQ(u->db, 3);
+  const auto v6 = parse_redis_url("redis://[::1]:7000", error);
+  ASSERT_TRUE(v6) << error;
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 7000);
+}
+
+TEST(RedisUrl, RefusesMalformedUrlsWithAReason) {
+  std::string error;
+  EXPECT_FALSE(parse_redis_url("http://localhost", error));
+  EXPECT_NE(error.find("redis://"), std::string::npos);
+  EXPECT_FALSE(parse_redis_url("redis://host:notaport", error));
+  EXPECT_NE(error.find("port"), std::string::npos);
+  EXPECT_FALSE(parse_redis_url("redis://host:6379/x", error));
+  EXPECT_FALSE(parse_redis_url("unix://relative.sock", error));
+}
+
+}  // namespace
+}  // namespace tgw::infra::redis

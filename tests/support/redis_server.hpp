@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "infra/redis/connection.hpp"
+
+namespace tgw::test {
+
+/// A throw-away redis-server on a free loopback port, started in the constructor and
+/// stopped in the destructor. stop() and start() again simulate an outage on the same
+/// port; the data does not survive (no persistence), as after a failover to an empty
+/// replica.
+class redis_server {
+ public:
+  redis_server();
+  ~redis_server();
+  redis_server(const redis_server&) = delete;
+  redis_server& operator=(const redis_server&) = delete;
+
+  void start();
+  void stop();
+  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+  [[nodiscard]] infra::redis::endpoint endpoint() const;
+  /// A fresh connection to this server.
+  [[nodiscard]] infra::redis::connection connect() const;
+
+ private:
+  std::uint16_t port_ = 0;
+  int pid_ = -1;
+  std::string dir_;
+};
+
+/// A free TCP port on 127.0.0.1 (bound and released; good enough for tests).
+std::uint16_t free_port();
+
+/// A child process running `argv`, its output appended to `log_path`.
+class child_process {
+ public:
+  child_process(const std::vector<std::string>& argv, const std::string& log_path);
+  ~child_process();
+  child_process(child_process&& other) noexcept;
+  child_process& operator=(child_process&&) = delete;
+  child_process(const child_process&) = delete;
+
+  void signal(int sig) const;
+  /// Waits for the process to end and returns its exit code (128+signal if killed).
+  int wait();
+  [[nodiscard]] bool running();
+  [[nodiscard]] int pid() const noexcept { return pid_; }
+
+ private:
+  int pid_ = -1;
+  int status_ = -1;
+};
+
+}  // namespace tgw::test
