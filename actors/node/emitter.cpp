@@ -9,6 +9,7 @@ namespace tgw::actors::node {
 namespace {
 
 constexpr std::chrono::milliseconds retry_delay{200};
+constexpr std::chrono::milliseconds queue_full_delay{5};
 
 struct emitter_state {
   bool active = false;
@@ -20,8 +21,8 @@ struct emitter_state {
 
 }  // namespace
 
-caf::behavior emitter(caf::event_based_actor* self, node_config config,
-                      std::shared_ptr<infra::node::node_store> store) {
+caf::behavior emitter(caf::event_based_actor* self, const node_config& config,
+                      const std::shared_ptr<infra::node::node_store>& store) {
   auto state = std::make_shared<emitter_state>();
   self->attach_functor([config, state] {
     spdlog::info("node {}: emitter stopped after {} message(s), {} refused emit(s)", config.id,
@@ -36,21 +37,34 @@ caf::behavior emitter(caf::event_based_actor* self, node_config config,
       },
       [self, config, store, state](tick_atom, std::uint64_t generation) {
         if (!state->active || generation != state->generation) return;
+        using status = infra::node::emit_result::status;
         const infra::node::emit_result r = store->emit(config.id, state->epoch, config.emit_batch);
-        if (r.accepted) {
-          state->emitted += static_cast<std::uint64_t>(r.last_id - r.first_id + 1);
-        } else if (store->last_error().empty()) {
-          // The lease moved on while this node was not looking: stop until the
-          // membership actor grants a new one.
-          ++state->refused;
-          state->active = false;
-          spdlog::warn("node {}: emit refused, the lease at epoch {} is no longer ours", config.id,
-                       state->epoch);
-          return;
+        switch (r.outcome) {
+          case status::emitted:
+            state->emitted += static_cast<std::uint64_t>(r.last_id - r.first_id + 1);
+            break;
+          case status::exhausted:
+            spdlog::info("node {}: the cluster's message budget is spent; emitting stops",
+                         config.id);
+            state->active = false;
+            return;
+          case status::queue_full:
+            self->delayed_send(self, queue_full_delay, tick_atom::value, generation);
+            return;
+          case status::refused:
+            if (!store->last_error().empty()) {  // Redis unreachable: retry, do not spin
+              self->delayed_send(self, retry_delay, tick_atom::value, generation);
+              return;
+            }
+            // The lease moved on while this node was not looking: stop until the
+            // membership actor grants a new one.
+            ++state->refused;
+            state->active = false;
+            spdlog::warn("node {}: emit refused, the lease at epoch {} is no longer ours",
+                         config.id, state->epoch);
+            return;
         }
-        if (!r.accepted)  // Redis unreachable: retry without spinning
-          self->delayed_send(self, retry_delay, tick_atom::value, generation);
-        else if (config.emit_interval.count() == 0)
+        if (config.emit_interval.count() == 0)
           self->send(self, tick_atom::value, generation);
         else
           self->delayed_send(self, config.emit_interval, tick_atom::value, generation);

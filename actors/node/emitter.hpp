@@ -10,7 +10,7 @@ namespace tgw::actors::node {
 /// pushes `emit_batch` messages every `emit_interval`. Every emit names the lease's
 /// epoch and Redis refuses it if the lease has moved on, so a node that was paused
 /// past its lease emits nothing when it wakes up.
-caf::behavior emitter(caf::event_based_actor* self, node_config config,
-                      std::shared_ptr<infra::node::node_store> store);
+caf::behavior emitter(caf::event_based_actor* self, const node_config& config,
+                      const std::shared_ptr<infra::node::node_store>& store);
 
 }  // namespace tgw::actors::node

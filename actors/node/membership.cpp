@@ -17,9 +17,9 @@ struct membership_state {
 
 }  // namespace
 
-caf::behavior membership(caf::event_based_actor* self, node_config config,
-                         std::shared_ptr<infra::node::node_store> store,
-                         std::vector<caf::actor> roles) {
+caf::behavior membership(caf::event_based_actor* self, const node_config& config,
+                         const std::shared_ptr<infra::node::node_store>& store,
+                         const std::vector<caf::actor>& roles) {
   auto state = std::make_shared<membership_state>();
   auto announce = [self, roles, state] {
     for (const caf::actor& r : roles)

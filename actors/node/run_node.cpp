@@ -42,7 +42,8 @@ node_config make_config(const infra::node_options& o) {
 int run_node(const infra::node_options& options, const infra::redis::endpoint& where) {
   const node_config config = make_config(options);
   const infra::node::node_timing timing{std::chrono::milliseconds{options.inactive_ms},
-                                        std::chrono::milliseconds{options.ttl_ms}};
+                                        std::chrono::milliseconds{options.ttl_ms},
+                                        options.max_messages, options.queue_limit};
   auto make_store = [&](const char* role, std::chrono::milliseconds io_timeout) {
     infra::redis::connection::options c{where, std::chrono::milliseconds{2000}, io_timeout,
                                         "tgw-node-" + config.id + "-" + role};

@@ -23,8 +23,8 @@ struct worker_state {
 
 }  // namespace
 
-caf::behavior worker(caf::event_based_actor* self, node_config config,
-                     std::shared_ptr<infra::node::node_store> store) {
+caf::behavior worker(caf::event_based_actor* self, const node_config& config,
+                     const std::shared_ptr<infra::node::node_store>& store) {
   auto state = std::make_shared<worker_state>();
   state->rng.seed(config.seed);
   self->attach_functor([config, state] {

@@ -11,7 +11,7 @@ namespace tgw::actors::node {
 /// finishes it as handled or, for `error_rate` of them, as failed into the error
 /// list. A message killed mid-way stays in the processing list until a health check
 /// returns it to the queue, so every message is finished exactly once.
-caf::behavior worker(caf::event_based_actor* self, node_config config,
-                     std::shared_ptr<infra::node::node_store> store);
+caf::behavior worker(caf::event_based_actor* self, const node_config& config,
+                     const std::shared_ptr<infra::node::node_store>& store);
 
 }  // namespace tgw::actors::node

@@ -37,7 +37,7 @@ std::optional<redis::endpoint> node_options::endpoint(std::string& error) const 
   return e;
 }
 
-void add_node_command(CLI::App& app, node_runner run, int& exit_code) {
+void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
   auto o = std::make_shared<node_options>();
   CLI::App* cmd = app.add_subcommand(
       "node",
@@ -87,6 +87,16 @@ void add_node_command(CLI::App& app, node_runner run, int& exit_code) {
   cmd->add_flag("--record-handled", o->record_handled,
                 "Count each handled message in the nodes:handled hash (for soak checks)")
       ->envname("TGW_NODE_RECORD_HANDLED");
+  cmd->add_option("--max-messages", o->max_messages,
+                  "Stop emitting once the cluster has emitted this many messages (0: never)")
+      ->envname("TGW_NODE_MAX_MESSAGES")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--queue-limit", o->queue_limit,
+                  "The emitter waits while nodes:queue holds this many messages (0: no limit)")
+      ->envname("TGW_NODE_QUEUE_LIMIT")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn, error, off")
       ->envname("TGW_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))

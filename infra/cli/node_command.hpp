@@ -28,6 +28,8 @@ struct node_options {
   int inactive_ms = 1000;
   int ttl_ms = 10000;
   bool record_handled = false;
+  std::int64_t max_messages = 0;
+  std::int64_t queue_limit = 10000;
   std::string log_level = "info";
   std::string log_format = "text";
 
@@ -39,6 +41,6 @@ struct node_options {
 using node_runner = std::function<int(const node_options&, const redis::endpoint&)>;
 
 /// Adds `tgw node`. `--getErrors` is served here; a running node is `run`.
-void add_node_command(CLI::App& app, node_runner run, int& exit_code);
+void add_node_command(CLI::App& app, const node_runner& run, int& exit_code);
 
 }  // namespace tgw::infra

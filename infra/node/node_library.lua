@@ -51,9 +51,12 @@ local function remove_node(list, ids, queue, prefix, id)
   return return_messages(prefix .. id, queue)
 end
 
--- KEYS: list ids emitter epoch queue sequence; ARGV: id ttl_ms
+-- KEYS: list ids emitter epoch queue sequence; ARGV: id ttl_ms processing_prefix
+-- A node that joins has just started and holds nothing: whatever its id's processing
+-- list still holds belongs to an earlier incarnation that was killed, so it goes back.
 local function node_join(keys, args)
   local now = now_ms()
+  return_messages(args[3] .. args[1], keys[5])
   register(keys[1], keys[2], args[1], now)
   local holder, epoch = ensure_emitter(keys[1], keys[2], keys[3], keys[4])
   refresh_ttl(keys, tonumber(args[2]))
@@ -80,8 +83,11 @@ local function node_health(keys, args)
   return {holder, current, removed, returned, rejoined}
 end
 
--- KEYS: list emitter epoch queue sequence; ARGV: id epoch count ttl_ms
--- The fencing check: only the lease holder, at the epoch it was granted, may emit.
+-- KEYS: list emitter epoch queue sequence
+-- ARGV: id epoch count ttl_ms max_messages queue_limit
+-- Returns {status, first id, last id}: 1 emitted, 0 refused (the lease is not the
+-- caller's at that epoch: the fencing check), 2 the message budget is spent, 3 the
+-- queue is full. Only the lease holder, at the epoch it was granted, may emit.
 local function node_emit(keys, args)
   local list, emitter, epoch, queue, sequence = keys[1], keys[2], keys[3], keys[4], keys[5]
   local id = args[1]
@@ -89,12 +95,19 @@ local function node_emit(keys, args)
     return {0, 0, 0}
   end
   local now = now_ms()
+  redis.call('HSET', list, id, now)
   local count = tonumber(args[3])
+  local max_messages, queue_limit = tonumber(args[5]), tonumber(args[6])
+  if max_messages > 0 then
+    local left = max_messages - tonumber(redis.call('GET', sequence) or '0')
+    if left <= 0 then return {2, 0, 0} end
+    if count > left then count = left end
+  end
+  if queue_limit > 0 and redis.call('LLEN', queue) >= queue_limit then return {3, 0, 0} end
   local first = redis.call('INCRBY', sequence, count) - count + 1
   for n = first, first + count - 1 do
     redis.call('LPUSH', queue, n .. ':' .. id .. ':' .. args[2] .. ':' .. now)
   end
-  redis.call('HSET', list, id, now)
   refresh_ttl({queue, sequence}, tonumber(args[4]))
   return {1, first, first + count - 1}
 end

@@ -20,9 +20,17 @@ struct membership_view {
 /// Outcome of an emit: accepted only while the caller still holds the lease at the
 /// epoch it names.
 struct emit_result {
-  bool accepted = false;
+  enum class status : std::uint8_t {
+    emitted,
+    refused,     ///< The lease is not the caller's at that epoch (or Redis failed).
+    exhausted,   ///< The message budget (max_messages) is spent.
+    queue_full,  ///< The queue holds queue_limit messages already.
+  };
+  status outcome = status::refused;
   std::int64_t first_id = 0;
   std::int64_t last_id = 0;
+
+  [[nodiscard]] bool accepted() const noexcept { return outcome == status::emitted; }
 };
 
 /// Outcome of finishing a message: false when the message was no longer this node's

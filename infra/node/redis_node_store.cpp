@@ -59,8 +59,9 @@ std::optional<membership_view> redis_node_store::view_of(const redis::value& v) 
 
 std::optional<membership_view> redis_node_store::join(const std::string& id) {
   if (!library_loaded_ && !load_library()) return std::nullopt;
-  return view_of(call({"FCALL", "tgw_node_join", "6", keys::list, keys::ids, keys::emitter,
-                       keys::epoch, keys::queue, keys::sequence, id, ms(timing_.key_ttl)}));
+  return view_of(
+      call({"FCALL", "tgw_node_join", "6", keys::list, keys::ids, keys::emitter, keys::epoch,
+            keys::queue, keys::sequence, id, ms(timing_.key_ttl), keys::processing_prefix}));
 }
 
 std::optional<membership_view> redis_node_store::health_check(const std::string& id) {
@@ -72,10 +73,24 @@ std::optional<membership_view> redis_node_store::health_check(const std::string&
 emit_result redis_node_store::emit(const std::string& id, std::int64_t epoch, int count) {
   const redis::value v =
       call({"FCALL", "tgw_node_emit", "5", keys::list, keys::emitter, keys::epoch, keys::queue,
-            keys::sequence, id, std::to_string(epoch), std::to_string(count), ms(timing_.key_ttl)});
+            keys::sequence, id, std::to_string(epoch), std::to_string(count), ms(timing_.key_ttl),
+            std::to_string(timing_.max_messages), std::to_string(timing_.queue_limit)});
   emit_result r;
   if (!v.is_array() || v.elements.size() != 3) return r;
-  r.accepted = v.elements[0].as_int().value_or(0) == 1;
+  switch (v.elements[0].as_int().value_or(0)) {
+    case 1:
+      r.outcome = emit_result::status::emitted;
+      break;
+    case 2:
+      r.outcome = emit_result::status::exhausted;
+      break;
+    case 3:
+      r.outcome = emit_result::status::queue_full;
+      break;
+    default:
+      r.outcome = emit_result::status::refused;
+      break;
+  }
   r.first_id = v.elements[1].as_int().value_or(0);
   r.last_id = v.elements[2].as_int().value_or(0);
   return r;

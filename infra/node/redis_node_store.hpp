@@ -13,6 +13,8 @@ namespace tgw::infra::node {
 struct node_timing {
   std::chrono::milliseconds inactive_after{1000};  ///< Silence that gets a node removed.
   std::chrono::milliseconds key_ttl{10000};        ///< TTL of every nodes:* key.
+  std::int64_t max_messages = 0;                   ///< Total the cluster emits; 0 for no limit.
+  std::int64_t queue_limit = 0;  ///< Emits wait while the queue is this long; 0: no limit.
 };
 
 /// node_store over one Redis connection and the `tgw_node` function library.

@@ -15,10 +15,11 @@ constexpr auto inactive = 150ms;
 
 class RedisNodeStore : public ::testing::Test {
  protected:
-  std::unique_ptr<redis_node_store> store(bool record_handled = true) {
+  std::unique_ptr<redis_node_store> store(std::int64_t max_messages = 0,
+                                          std::int64_t queue_limit = 0) {
     return std::make_unique<redis_node_store>(
         redis::connection::options{server.endpoint(), 1000ms, 3000ms, "test"},
-        node_timing{inactive, 10000ms}, record_handled);
+        node_timing{inactive, 10000ms, max_messages, queue_limit}, true);
   }
   // Lets `inactive` pass so nodes that made no call in the meantime count as gone.
   static void go_silent() { std::this_thread::sleep_for(inactive + 100ms); }
@@ -41,7 +42,7 @@ TEST_F(RedisNodeStore, FirstNodeJoinsAndTakesTheLease) {
 TEST_F(RedisNodeStore, NodeKeysCarryTheTtlAndTheErrorListDoesNot) {
   auto a = store();
   ASSERT_TRUE(a->join("a"));
-  ASSERT_TRUE(a->emit("a", 1, 1).accepted);
+  ASSERT_TRUE(a->emit("a", 1, 1).accepted());
   auto b = store();
   ASSERT_TRUE(b->join("b"));
   const auto m = b->take("b", 100ms);
@@ -107,7 +108,7 @@ TEST_F(RedisNodeStore, AKilledWorkersMessageIsHandledExactlyOnce) {
   ASSERT_TRUE(b->join("b"));
   ASSERT_TRUE(c->join("c"));
   const auto emitted = a->emit("a", 1, 1);
-  ASSERT_TRUE(emitted.accepted);
+  ASSERT_TRUE(emitted.accepted());
   const auto taken = b->take("b", 100ms);
   ASSERT_TRUE(taken);
   // b dies mid-way: it stops calling. a and c stay alive.
@@ -125,26 +126,57 @@ TEST_F(RedisNodeStore, AKilledWorkersMessageIsHandledExactlyOnce) {
   EXPECT_EQ(redis.command({"HLEN", keys::handled}).integer, 1);
 }
 
+TEST_F(RedisNodeStore, ARestartUnderTheSameIdReturnsWhatTheKilledOneHeld) {
+  auto a = store();
+  auto b = store();
+  ASSERT_TRUE(a->join("a"));
+  ASSERT_TRUE(b->join("b"));
+  ASSERT_TRUE(a->emit("a", 1, 1).accepted());
+  const auto taken = b->take("b", 100ms);
+  ASSERT_TRUE(taken);
+  auto b_again = store();  // killed and restarted before anyone noticed
+  ASSERT_TRUE(b_again->join("b"));
+  EXPECT_EQ(redis.command({"LLEN", keys::queue}).integer, 1);
+  const auto retaken = b_again->take("b", 100ms);
+  ASSERT_TRUE(retaken);
+  EXPECT_EQ(*retaken, *taken);
+}
+
 TEST_F(RedisNodeStore, APausedEmitterEmitsNothingAfterWakingUp) {
   auto a = store();
   auto b = store();
   ASSERT_TRUE(a->join("a"));
   ASSERT_TRUE(b->join("b"));
-  ASSERT_TRUE(a->emit("a", 1, 1).accepted);
+  ASSERT_TRUE(a->emit("a", 1, 1).accepted());
   go_silent();  // a is paused
   const auto view = b->health_check("b");
   ASSERT_TRUE(view);
   EXPECT_EQ(view->emitter, "b");
   EXPECT_EQ(view->epoch, 2);
   // a wakes up and carries on with its old lease.
-  EXPECT_FALSE(a->emit("a", 1, 1).accepted);
+  EXPECT_FALSE(a->emit("a", 1, 1).accepted());
   const auto rejoin = a->health_check("a");
   ASSERT_TRUE(rejoin);
   EXPECT_TRUE(rejoin->rejoined);
   EXPECT_EQ(rejoin->emitter, "b");
-  EXPECT_FALSE(a->emit("a", rejoin->epoch, 1).accepted);
-  EXPECT_TRUE(b->emit("b", 2, 1).accepted);
+  EXPECT_FALSE(a->emit("a", rejoin->epoch, 1).accepted());
+  EXPECT_TRUE(b->emit("b", 2, 1).accepted());
   EXPECT_EQ(redis.command({"LLEN", keys::queue}).integer, 2);
+}
+
+TEST_F(RedisNodeStore, EmittingStopsAtTheBudgetAndWaitsWhileTheQueueIsFull) {
+  auto a = store(5, 3);
+  ASSERT_TRUE(a->join("a"));
+  const auto first = a->emit("a", 1, 4);
+  EXPECT_TRUE(first.accepted());
+  EXPECT_EQ(first.first_id, 1);
+  EXPECT_EQ(first.last_id, 4);
+  EXPECT_EQ(a->emit("a", 1, 4).outcome, emit_result::status::queue_full);
+  redis.command({"DEL", keys::queue});
+  const auto last = a->emit("a", 1, 4);
+  EXPECT_TRUE(last.accepted());
+  EXPECT_EQ(last.last_id, 5);  // clipped to the budget
+  EXPECT_EQ(a->emit("a", 1, 4).outcome, emit_result::status::exhausted);
 }
 
 TEST_F(RedisNodeStore, FailedMessagesGoToTheErrorListAndAreTakenOnce) {
@@ -152,7 +184,7 @@ TEST_F(RedisNodeStore, FailedMessagesGoToTheErrorListAndAreTakenOnce) {
   auto b = store();
   ASSERT_TRUE(a->join("a"));
   ASSERT_TRUE(b->join("b"));
-  ASSERT_TRUE(a->emit("a", 1, 2).accepted);
+  ASSERT_TRUE(a->emit("a", 1, 2).accepted());
   for (int i = 0; i < 2; ++i) {
     const auto m = b->take("b", 100ms);
     ASSERT_TRUE(m);
@@ -172,7 +204,7 @@ TEST_F(RedisNodeStore, LeavingReturnsUnfinishedMessagesAndPassesTheLease) {
   auto b = store();
   ASSERT_TRUE(a->join("a"));
   ASSERT_TRUE(b->join("b"));
-  ASSERT_TRUE(a->emit("a", 1, 1).accepted);
+  ASSERT_TRUE(a->emit("a", 1, 1).accepted());
   ASSERT_TRUE(b->take("b", 100ms));
   EXPECT_EQ(redis.command({"LLEN", keys::queue}).integer, 0);
   b->leave("b");
@@ -188,7 +220,7 @@ TEST_F(RedisNodeStore, RedisDownFailsCallsCleanlyAndRecoversAfterRestart) {
   server.stop();
   EXPECT_FALSE(a->health_check("a").has_value());
   EXPECT_NE(a->last_error().find("IO"), std::string::npos) << a->last_error();
-  EXPECT_FALSE(a->emit("a", 1, 1).accepted);
+  EXPECT_FALSE(a->emit("a", 1, 1).accepted());
   EXPECT_FALSE(a->take("a", 50ms).has_value());
   server.start();  // empty: no library, no keys
   const auto view = a->health_check("a");
