@@ -3,10 +3,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "actors/gateway/run_gateway.hpp"
 #include "actors/node/run_node.hpp"
 #include "infra/app/termination.hpp"
 #include "infra/cli/decode_command.hpp"
 #include "infra/cli/node_command.hpp"
+#include "infra/cli/serve_command.hpp"
 
 namespace {
 
@@ -16,6 +18,7 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", "tgw 0.1.0");
   app.set_config("--config", "", "Read flags from this TOML/INI file");
   int exit_code = 0;
+  tgw::infra::add_serve_command(app, tgw::actors::gateway::run_gateway, exit_code);
   tgw::infra::add_decode_command(app, exit_code);
   tgw::infra::add_node_command(app, tgw::actors::node::run_node, exit_code);
   try {

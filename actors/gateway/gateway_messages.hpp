@@ -1,0 +1,27 @@
+#pragma once
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+
+#include "infra/telemetry/telemetry_store.hpp"
+
+/// Messages of the gateway's actors. All are local to one process: the store types
+/// travel between actors of one instance and are never serialized.
+namespace tgw::actors::gateway {
+
+/// (frame_atom, uint8 kind, uint8 codec, std::vector<uint8_t> bytes): connection to session.
+using frame_atom = caf::atom_constant<caf::atom("frame")>;
+/// (closed_atom, std::string reason): the connection is gone.
+using closed_atom = caf::atom_constant<caf::atom("closed")>;
+/// (persist_atom, packet_job) -> write_outcome: session to telemetry writer.
+using persist_atom = caf::atom_constant<caf::atom("persist")>;
+/// (event_atom, journal_event) -> write_outcome.
+using event_atom = caf::atom_constant<caf::atom("event")>;
+/// (flush_atom): the writer writes what it has gathered.
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+
+}  // namespace tgw::actors::gateway
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::telemetry::packet_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::telemetry::journal_event)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::telemetry::write_outcome)

@@ -1,0 +1,187 @@
+#include "actors/gateway/run_gateway.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+#include <caf/all.hpp>
+
+#include "actors/gateway/session.hpp"
+#include "actors/gateway/telemetry_writer.hpp"
+#include "infra/app/termination.hpp"
+#include "infra/metrics/gateway_counters.hpp"
+#include "infra/metrics/metrics_endpoint.hpp"
+#include "infra/net/tcp_server.hpp"
+#include "infra/redis/embedded_redis.hpp"
+#include "infra/telemetry/redis_telemetry_store.hpp"
+
+namespace tgw::actors::gateway {
+namespace {
+
+using namespace std::chrono_literals;
+
+int cores() {
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+std::string default_instance_id() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  const auto started = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+  return std::string(host[0] != '\0' ? host : "tgw") + "-" + std::to_string(getpid()) + "-" +
+         std::to_string(started);
+}
+
+std::optional<std::unordered_set<std::string>> read_allowlist(const std::string& path) {
+  std::unordered_set<std::string> ids;
+  if (path.empty()) return ids;
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::string line;
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty() && line.front() != '#') ids.insert(line);
+  }
+  return ids;
+}
+
+template <class Predicate>
+void wait_until(Predicate done, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!done() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(10ms);
+}
+
+}  // namespace
+
+int run_gateway(const infra::serve_options& o) {
+  const std::string instance = o.instance_id.empty() ? default_instance_id() : o.instance_id;
+  const auto allowlist = read_allowlist(o.allowlist_file);
+  if (!allowlist) {
+    spdlog::error("cannot read allowlist {}", o.allowlist_file);
+    return 2;
+  }
+
+  std::unique_ptr<infra::redis::embedded_redis> embedded;
+  infra::redis::endpoint where;
+  if (o.redis_url.empty()) {
+    try {
+      embedded = std::make_unique<infra::redis::embedded_redis>(o.data_dir);
+    } catch (const std::exception& e) {
+      spdlog::error("cannot start the private Redis: {}", e.what());
+      return 1;
+    }
+    where = embedded->where();
+    spdlog::info("private redis-server on {}", where.describe());
+  } else {
+    std::string error;
+    auto parsed = infra::redis::parse_redis_url(o.redis_url, error);
+    if (!parsed) {
+      spdlog::error("--redis: {}", error);
+      return 2;
+    }
+    where = *parsed;
+  }
+
+  infra::telemetry::store_settings settings{instance, o.journal_maxlen, o.telemetry_maxlen};
+  auto make_store = [&](int shard) {
+    return std::make_shared<infra::telemetry::redis_telemetry_store>(
+        infra::redis::connection::options{where, 2000ms, 5000ms,
+                                          "tgw-" + instance + "-writer-" + std::to_string(shard)},
+        settings);
+  };
+  {
+    auto probe = make_store(-1);
+    std::string error;
+    if (!probe->load_library(error)) {
+      spdlog::error("cannot use Redis at {}: {}", where.describe(), error);
+      return 1;
+    }
+  }
+
+  const int io_threads = o.io_threads > 0 ? o.io_threads : std::max(1, cores() / 2);
+  const int actor_threads = o.actor_threads > 0 ? o.actor_threads : cores();
+  const int shards = o.writer_shards > 0 ? o.writer_shards : std::max(1, cores());
+
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", actor_threads);
+  caf::actor_system system{cfg};
+
+  auto counters = std::make_shared<infra::metrics::gateway_counters>();
+  auto config = std::make_shared<session_config>();
+  config->instance_id = instance;
+  config->crc = o.crc == "ignore" ? codecs::crc_policy::ignore : codecs::crc_policy::strict;
+  config->allowlist = *allowlist;
+  config->counters = counters;
+  for (int i = 0; i < shards; ++i)
+    config->writers.push_back(
+        system.spawn<caf::detached>(telemetry_writer, writer_config{}, make_store(i), i));
+  std::shared_ptr<const session_config> shared_config = config;
+
+  infra::net::asio::io_context io;
+  auto guard = infra::net::asio::make_work_guard(io);
+  std::unique_ptr<infra::net::tcp_server> server;
+  try {
+    infra::net::connection_limits limits;
+    limits.max_frame_size = o.max_frame_size;
+    limits.handshake_timeout = std::chrono::milliseconds{o.handshake_timeout_ms};
+    limits.idle_timeout = std::chrono::seconds{o.idle_timeout_s};
+    limits.max_connections = o.max_connections;
+    limits.max_frames_in_flight = o.max_frames_in_flight;
+    server = std::make_unique<infra::net::tcp_server>(
+        io, infra::net::tcp::endpoint{infra::net::asio::ip::make_address(o.bind), o.port}, limits,
+        [&system, shared_config](std::shared_ptr<infra::net::device_link> link) {
+          auto actor = system.spawn(session, link, shared_config);
+          return make_session_listener(actor);
+        });
+  } catch (const std::exception& e) {
+    spdlog::error("cannot listen on {}:{}: {}", o.bind, o.port, e.what());
+    for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    return 1;
+  }
+
+  std::unique_ptr<infra::metrics::metrics_endpoint> metrics;
+  if (!o.metrics_addr.empty()) {
+    try {
+      metrics = std::make_unique<infra::metrics::metrics_endpoint>(
+          o.metrics_addr, counters, infra::metrics::live_gauges{[s = server.get()] {
+            return static_cast<double>(s->counters().open.load());
+          }},
+          instance);
+    } catch (const std::exception& e) {
+      spdlog::error("cannot serve metrics on {}: {}", o.metrics_addr, e.what());
+      return 1;
+    }
+  }
+
+  server->start();
+  std::vector<std::thread> io_pool;
+  for (int i = 0; i < io_threads; ++i) io_pool.emplace_back([&io] { io.run(); });
+  spdlog::info("instance {} listening on {}:{} ({} io threads, {} actor threads, {} writers){}",
+               instance, o.bind, server->port(), io_threads, actor_threads, shards,
+               o.metrics_addr.empty() ? "" : ", metrics on http://" + o.metrics_addr + "/metrics");
+
+  const int signal = infra::wait_for_termination_signal();
+  spdlog::info("signal {}: draining (at most {} ms)", signal, o.drain_timeout_ms);
+  server->stop_accepting();
+  // Devices wait for the ACK of what they sent; let persistence finish first.
+  wait_until([&] { return counters->persist_in_flight.load() == 0; },
+             std::chrono::milliseconds{o.drain_timeout_ms});
+  server->close_all("shutdown");
+  wait_until([&] { return counters->sessions_open.load() == 0; }, 2000ms);
+  // Sessions sent their last journal events; give the writers a moment to write them.
+  std::this_thread::sleep_for(100ms);
+  for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  guard.reset();
+  io.stop();
+  for (auto& t : io_pool) t.join();
+  system.await_all_actors_done();
+  spdlog::info("instance {} stopped", instance);
+  return 0;
+}
+
+}  // namespace tgw::actors::gateway

@@ -1,0 +1,195 @@
+#include "actors/gateway/session.hpp"
+
+#include <spdlog/spdlog.h>
+#include <caf/all.hpp>
+
+#include "actors/gateway/gateway_messages.hpp"
+#include "codecs/avl_decode.hpp"
+#include "codecs/imei.hpp"
+#include "infra/metrics/gateway_counters.hpp"
+#include "infra/telemetry/packet_rendering.hpp"
+
+namespace tgw::actors::gateway {
+namespace {
+
+using infra::telemetry::journal_event;
+using infra::telemetry::write_outcome;
+
+struct session_state {
+  std::string imei;
+  bool identified = false;
+  std::uint64_t packets = 0;
+  std::uint64_t records = 0;
+  std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+};
+
+class session_listener final : public infra::net::connection_listener {
+ public:
+  explicit session_listener(caf::actor session) : session_(std::move(session)) {}
+  void on_frame(const codecs::frame& f) override {
+    caf::anon_send(session_, frame_atom::value, static_cast<std::uint8_t>(f.kind), f.codec,
+                   std::vector<std::uint8_t>(f.bytes.begin(), f.bytes.end()));
+  }
+  void on_closed(const std::string& reason) override {
+    caf::anon_send(session_, closed_atom::value, reason);
+  }
+
+ private:
+  caf::actor session_;
+};
+
+const caf::actor& writer_for(const session_config& config, const std::string& imei) {
+  return config.writers[std::hash<std::string>{}(imei) % config.writers.size()];
+}
+
+}  // namespace
+
+std::unique_ptr<infra::net::connection_listener> make_session_listener(caf::actor session) {
+  return std::make_unique<session_listener>(std::move(session));
+}
+
+caf::behavior session(caf::event_based_actor* self,
+                      const std::shared_ptr<infra::net::device_link>& link,
+                      const std::shared_ptr<const session_config>& config) {
+  auto state = std::make_shared<session_state>();
+  auto& counters = *config->counters;
+  counters.sessions_open.fetch_add(1);
+  self->attach_functor([counters = config->counters] { counters->sessions_open.fetch_sub(1); });
+
+  // Fire-and-forget journal events: their failure is logged by the writer and must
+  // not hold the device up.
+  auto record_event = [self, config, state](std::string type, int online,
+                                            std::vector<std::pair<std::string, std::string>> f) {
+    if (!state->identified) return;
+    journal_event e{state->imei, std::move(type), online, std::move(f)};
+    self->request(writer_for(*config, state->imei), config->persist_timeout, event_atom::value,
+                  std::move(e))
+        .then([](const write_outcome&) {}, [](const caf::error&) {});
+  };
+
+  auto on_imei = [self, link, config, state, &counters](const std::vector<std::uint8_t>& bytes) {
+    codecs::imei id;
+    const codecs::decode_status s = codecs::parse_imei_packet(bytes, id);
+    if (!s.ok()) {
+      counters.handshakes_rejected.fetch_add(1);
+      spdlog::warn("device {}: bad handshake: {}", link->peer(), codecs::to_string(s.code));
+      link->send({codecs::imei_rejected});
+      link->close("bad handshake");
+      return;
+    }
+    state->imei = std::string(id.str());
+    if (!config->allowlist.empty() && !config->allowlist.contains(state->imei)) {
+      counters.handshakes_rejected.fetch_add(1);
+      spdlog::warn("device {}: not in the allowlist; rejected ({})", state->imei, link->peer());
+      link->send({codecs::imei_rejected});
+      link->close("imei not allowed");
+      return;
+    }
+    state->identified = true;
+    journal_event e{state->imei, "identified", 1, {{"peer", link->peer()}}};
+    // The event is journaled before the device sees the verdict. If Redis is down the
+    // device is accepted anyway: its data will simply not be ACKed until Redis returns.
+    self->request(writer_for(*config, state->imei), config->persist_timeout, event_atom::value,
+                  std::move(e))
+        .then(
+            [link, state, &counters](const write_outcome& o) {
+              if (!o.ok)
+                spdlog::warn("device {}: identified event not journaled: {}", state->imei, o.error);
+              counters.handshakes_accepted.fetch_add(1);
+              spdlog::info("device {}: connected from {}", state->imei, link->peer());
+              link->send({codecs::imei_accepted});
+            },
+            [link, state](const caf::error&) {
+              spdlog::warn("device {}: identified event timed out", state->imei);
+              link->send({codecs::imei_accepted});
+            });
+  };
+
+  auto on_avl = [self, link, config, state, &counters,
+                 record_event](const std::vector<std::uint8_t>& bytes) {
+    counters.frames_avl.fetch_add(1);
+    if (!state->identified) {
+      link->frame_done();
+      link->close("data before handshake");
+      return;
+    }
+    // One packet buffer per scheduler thread: decoding allocates nothing once warm.
+    thread_local codecs::avl_packet packet;
+    const codecs::decode_status s = codecs::decode_avl_frame(bytes, packet, config->crc);
+    if (!s.ok()) {
+      counters.frames_rejected.fetch_add(1);
+      spdlog::warn("device {}: frame rejected: {} at offset {} ({} bytes); no ACK", state->imei,
+                   codecs::to_string(s.code), s.offset, bytes.size());
+      record_event("frame_rejected", -1,
+                   {{"error", std::string(codecs::to_string(s.code))},
+                    {"offset", std::to_string(s.offset)},
+                    {"size", std::to_string(bytes.size())}});
+      link->frame_done();
+      return;
+    }
+    auto job = infra::telemetry::render_packet(state->imei, packet, bytes);
+    const auto n = static_cast<std::uint32_t>(packet.records.size());
+    counters.persist_in_flight.fetch_add(1);
+    self->request(writer_for(*config, state->imei), config->persist_timeout, persist_atom::value,
+                  std::move(job))
+        .then(
+            [link, state, n, &counters](const write_outcome& o) {
+              counters.persist_in_flight.fetch_sub(1);
+              if (o.ok) {
+                if (o.duplicate)
+                  counters.packets_duplicate.fetch_add(1);
+                else
+                  counters.records_persisted.fetch_add(n);
+                ++state->packets;
+                state->records += n;
+                const auto ack = codecs::avl_ack(n);
+                link->send({ack.begin(), ack.end()});
+                counters.acks_sent.fetch_add(1);
+              } else {
+                counters.persist_failures.fetch_add(1);
+                spdlog::debug("device {}: packet not persisted ({}); no ACK", state->imei, o.error);
+              }
+              link->frame_done();
+            },
+            [link, state, &counters](const caf::error& e) {
+              counters.persist_in_flight.fetch_sub(1);
+              counters.persist_failures.fetch_add(1);
+              spdlog::warn("device {}: persist timed out ({}); no ACK", state->imei,
+                           caf::to_string(e));
+              link->frame_done();
+            });
+  };
+
+  return {
+      [=, &counters](frame_atom, std::uint8_t kind, std::uint8_t codec,
+                     const std::vector<std::uint8_t>& bytes) {
+        switch (static_cast<codecs::frame_kind>(kind)) {
+          case codecs::frame_kind::imei:
+            on_imei(bytes);
+            break;
+          case codecs::frame_kind::keepalive:
+            counters.keepalives.fetch_add(1);
+            break;
+          case codecs::frame_kind::avl:
+            on_avl(bytes);
+            break;
+          case codecs::frame_kind::command:
+            // Codec 12/13 from the device are never answered with an AVL ACK.
+            counters.frames_command.fetch_add(1);
+            spdlog::debug("device {}: codec {} message ({} bytes)", state->imei,
+                          codecs::codec_name(codec), bytes.size());
+            break;
+        }
+      },
+      [self, state, record_event](closed_atom, const std::string& reason) {
+        if (state->identified) {
+          spdlog::info("device {}: disconnected ({}) after {} packets, {} records", state->imei,
+                       reason, state->packets, state->records);
+          record_event("disconnected", 0, {{"reason", reason}});
+        }
+        self->quit();
+      },
+  };
+}
+
+}  // namespace tgw::actors::gateway

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "codecs/codec_id.hpp"
+#include "infra/net/device_link.hpp"
+
+namespace tgw::infra::metrics {
+struct gateway_counters;
+}
+
+namespace tgw::actors::gateway {
+
+using infra::metrics::gateway_counters;
+
+/// What every session of one instance shares.
+struct session_config {
+  std::string instance_id;
+  codecs::crc_policy crc = codecs::crc_policy::strict;
+  std::chrono::milliseconds persist_timeout{30'000};
+  /// IMEIs allowed to connect; empty means every well-formed IMEI.
+  std::unordered_set<std::string> allowlist;
+  /// Telemetry writer shards; a device always goes to the same one.
+  std::vector<caf::actor> writers;
+  std::shared_ptr<gateway_counters> counters;
+};
+
+/// One device session. It receives the connection's frames as messages, owns the
+/// device's state, and talks back only through `link`: the handshake is answered
+/// 01/00, an AVL packet is decoded, persisted through the device's writer shard and
+/// only then ACKed with the number of records stored; a resend after a lost ACK is
+/// ACKed again without being stored twice; a malformed frame is refused, counted and
+/// logged with the IMEI, and gets no ACK. Every change is a journal event.
+caf::behavior session(caf::event_based_actor* self,
+                      const std::shared_ptr<infra::net::device_link>& link,
+                      const std::shared_ptr<const session_config>& config);
+
+/// The connection_listener that forwards a connection's frames to its session actor.
+std::unique_ptr<infra::net::connection_listener> make_session_listener(caf::actor session);
+
+}  // namespace tgw::actors::gateway

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include <caf/fwd.hpp>
+
+#include "infra/telemetry/telemetry_store.hpp"
+
+namespace tgw::actors::gateway {
+
+struct writer_config {
+  std::size_t max_batch = 512;  ///< Writes per Redis round trip at most.
+  std::chrono::milliseconds max_backoff{5000};
+};
+
+/// One shard of the telemetry writer. It gathers every persist and event request that
+/// is in its mailbox, writes them in one pipelined round trip, then answers each.
+/// Batching costs no timer: the flush message it sends itself queues behind whatever
+/// requests already arrived. While Redis is down it answers at once with the error
+/// (so no device is ACKed) and retries the connection with exponential backoff,
+/// logging the outage once. Spawn it detached: the store blocks.
+caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config& config,
+                               const std::shared_ptr<infra::telemetry::telemetry_store>& store,
+                               int shard);
+
+}  // namespace tgw::actors::gateway

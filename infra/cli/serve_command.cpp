@@ -1,0 +1,106 @@
+#include "infra/cli/serve_command.hpp"
+
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "infra/log/log.hpp"
+
+namespace tgw::infra {
+
+void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
+  auto o = std::make_shared<serve_options>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Run one gateway instance: accept Teltonika devices on --port, persist their records\n"
+      "to Redis and ACK only after that. Without --redis it starts and supervises a private\n"
+      "redis-server on a unix socket in --data-dir. Stops cleanly on SIGINT/SIGTERM.");
+  cmd->add_option("--bind", o->bind, "Address for device connections")
+      ->envname("TGW_BIND")
+      ->capture_default_str();
+  cmd->add_option("--port", o->port, "Device port (TCP)")
+      ->envname("TGW_PORT")
+      ->capture_default_str();
+  cmd->add_option("--redis", o->redis_url,
+                  "redis://[user:password@]host:port/db or unix:///path?db=N; default: private "
+                  "redis-server in --data-dir")
+      ->envname("TGW_REDIS");
+  cmd->add_option("--data-dir", o->data_dir, "Directory of the private redis-server")
+      ->envname("TGW_DATA_DIR")
+      ->capture_default_str();
+  cmd->add_option("--instance-id", o->instance_id, "Instance id (default: host-pid-start time)")
+      ->envname("TGW_INSTANCE_ID");
+  cmd->add_option("--metrics-addr", o->metrics_addr, "Prometheus endpoint host:port; empty: off")
+      ->envname("TGW_METRICS_ADDR")
+      ->capture_default_str();
+  cmd->add_option("--io-threads", o->io_threads, "Socket threads (0: core count)")
+      ->envname("TGW_IO_THREADS")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  cmd->add_option("--actor-threads", o->actor_threads, "CAF scheduler threads (0: core count)")
+      ->envname("TGW_ACTOR_THREADS")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  cmd->add_option("--writer-shards", o->writer_shards,
+                  "Telemetry writers, each with its own Redis connection (0: core count)")
+      ->envname("TGW_WRITER_SHARDS")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  cmd->add_option("--crc", o->crc, "strict: bad CRC gets no ACK; ignore: accept and flag")
+      ->envname("TGW_CRC")
+      ->check(CLI::IsMember({"strict", "ignore"}))
+      ->capture_default_str();
+  cmd->add_option("--allowlist", o->allowlist_file, "File of allowed IMEIs, one per line")
+      ->envname("TGW_ALLOWLIST")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--max-frame-size", o->max_frame_size, "Largest frame accepted, bytes")
+      ->envname("TGW_MAX_FRAME_SIZE")
+      ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--handshake-timeout-ms", o->handshake_timeout_ms,
+                  "Time a new connection has to send its IMEI")
+      ->envname("TGW_HANDSHAKE_TIMEOUT_MS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout-s", o->idle_timeout_s, "Silence after which a socket is closed")
+      ->envname("TGW_IDLE_TIMEOUT_S")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-connections", o->max_connections, "Open device connections at most")
+      ->envname("TGW_MAX_CONNECTIONS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-frames-in-flight", o->max_frames_in_flight,
+                  "Frames per connection awaiting persistence before reading stops")
+      ->envname("TGW_MAX_FRAMES_IN_FLIGHT")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
+      ->capture_default_str();
+  cmd->add_option("--journal-maxlen", o->journal_maxlen, "Events kept per device journal (~)")
+      ->envname("TGW_JOURNAL_MAXLEN")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--telemetry-maxlen", o->telemetry_maxlen,
+                  "Trim the telemetry stream to about this many entries (0: never trim)")
+      ->envname("TGW_TELEMETRY_MAXLEN")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--drain-timeout-ms", o->drain_timeout_ms,
+                  "On SIGTERM, time to finish persisting and ACKing what is in flight")
+      ->envname("TGW_DRAIN_TIMEOUT_MS")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn, error, off")
+      ->envname("TGW_LOG_LEVEL")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--log-format", o->log_format, "text or json")
+      ->envname("TGW_LOG_FORMAT")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->callback([o, run, &exit_code] {
+    setup_logging(o->log_level, o->log_format);
+    exit_code = run(*o);
+  });
+}
+
+}  // namespace tgw::infra

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace tgw::infra {
+
+/// Settings of `tgw serve`, from flags, TGW_* environment variables or the config file.
+struct serve_options {
+  std::string bind = "0.0.0.0";
+  std::uint16_t port = 5027;
+  std::string redis_url;  ///< Empty: start a private redis-server in data_dir.
+  std::string data_dir = "tgw-data";
+  std::string instance_id;  ///< Empty: host-pid-start time.
+  std::string metrics_addr = "127.0.0.1:9127";
+  int io_threads = 0;     ///< 0: from the core count.
+  int actor_threads = 0;  ///< 0: from the core count.
+  int writer_shards = 0;  ///< 0: from the core count.
+  std::string crc = "strict";
+  std::string allowlist_file;
+  std::size_t max_frame_size = 16 * 1024;
+  int handshake_timeout_ms = 10'000;
+  int idle_timeout_s = 1800;
+  std::size_t max_connections = 100'000;
+  std::size_t max_frames_in_flight = 4;
+  std::int64_t journal_maxlen = 1000;
+  std::int64_t telemetry_maxlen = 0;
+  int drain_timeout_ms = 5000;
+  std::string log_level = "info";
+  std::string log_format = "text";
+};
+
+/// Runs the gateway until SIGINT/SIGTERM; returns the exit code. Supplied by actors/.
+using serve_runner = std::function<int(const serve_options&)>;
+
+/// Adds `tgw serve`.
+void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code);
+
+}  // namespace tgw::infra

@@ -1,0 +1,87 @@
+#include "infra/metrics/metrics_endpoint.hpp"
+
+#include <prometheus/collectable.h>
+#include <prometheus/exposer.h>
+#include <prometheus/metric_family.h>
+
+namespace tgw::infra::metrics {
+namespace {
+
+class counters_collector final : public prometheus::Collectable {
+ public:
+  counters_collector(std::shared_ptr<const gateway_counters> c, live_gauges g, std::string id)
+      : c_(std::move(c)), g_(std::move(g)), instance_(std::move(id)) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    std::vector<prometheus::MetricFamily> out;
+    auto counter = [&](const char* name, const char* help,
+                       std::initializer_list<std::pair<const char*, double>> by_label,
+                       const char* label_name) {
+      prometheus::MetricFamily f{name, help, prometheus::MetricType::Counter, {}};
+      for (const auto& [label, value] : by_label) {
+        prometheus::ClientMetric m;
+        m.label.push_back({"instance_id", instance_});
+        if (label_name != nullptr) m.label.push_back({label_name, label});
+        m.counter.value = value;
+        f.metric.push_back(std::move(m));
+      }
+      out.push_back(std::move(f));
+    };
+    auto gauge = [&](const char* name, const char* help, double value) {
+      prometheus::MetricFamily f{name, help, prometheus::MetricType::Gauge, {}};
+      prometheus::ClientMetric m;
+      m.label.push_back({"instance_id", instance_});
+      m.gauge.value = value;
+      f.metric.push_back(std::move(m));
+      out.push_back(std::move(f));
+    };
+    auto v = [](const auto& a) { return static_cast<double>(a.load(std::memory_order_relaxed)); };
+    counter("teltonika_handshakes_total", "IMEI handshakes by result",
+            {{"accepted", v(c_->handshakes_accepted)}, {"rejected", v(c_->handshakes_rejected)}},
+            "result");
+    counter("teltonika_frames_total", "Frames received by kind",
+            {{"avl", v(c_->frames_avl)},
+             {"command", v(c_->frames_command)},
+             {"keepalive", v(c_->keepalives)}},
+            "kind");
+    counter("teltonika_frames_rejected_total", "AVL frames refused (bad CRC, malformed)",
+            {{"", v(c_->frames_rejected)}}, nullptr);
+    counter("teltonika_records_persisted_total", "AVL records stored and ACKed",
+            {{"", v(c_->records_persisted)}}, nullptr);
+    counter("teltonika_packets_duplicate_total", "Resent packets ACKed without storing again",
+            {{"", v(c_->packets_duplicate)}}, nullptr);
+    counter("teltonika_persist_failures_total", "Packets not persisted (Redis down): not ACKed",
+            {{"", v(c_->persist_failures)}}, nullptr);
+    counter("teltonika_acks_total", "AVL ACKs sent", {{"", v(c_->acks_sent)}}, nullptr);
+    gauge("teltonika_sessions", "Device session actors alive", v(c_->sessions_open));
+    if (g_.connections_open)
+      gauge("teltonika_connections", "Open device TCP connections", g_.connections_open());
+    return out;
+  }
+
+ private:
+  std::shared_ptr<const gateway_counters> c_;
+  live_gauges g_;
+  std::string instance_;
+};
+
+}  // namespace
+
+struct metrics_endpoint::impl {
+  prometheus::Exposer exposer;
+  std::shared_ptr<counters_collector> collector;
+  explicit impl(const std::string& address) : exposer(address) {}
+};
+
+metrics_endpoint::metrics_endpoint(const std::string& address,
+                                   std::shared_ptr<const gateway_counters> counters,
+                                   live_gauges gauges, std::string instance_id)
+    : impl_(std::make_unique<impl>(address)) {
+  impl_->collector = std::make_shared<counters_collector>(std::move(counters), std::move(gauges),
+                                                          std::move(instance_id));
+  impl_->exposer.RegisterCollectable(impl_->collector);
+}
+
+metrics_endpoint::~metrics_endpoint() = default;
+
+}  // namespace tgw::infra::metrics

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "infra/metrics/gateway_counters.hpp"
+
+namespace tgw::infra::metrics {
+
+/// Extra gauges read at scrape time (for example, open connections from the server).
+struct live_gauges {
+  std::function<double()> connections_open;
+};
+
+/// Serves Prometheus text at http://ADDR/metrics (prometheus-cpp's civetweb server,
+/// its own threads). Counters are read at scrape time; the data path only increments
+/// atomics. Names are listed in docs/GATEWAY.md.
+class metrics_endpoint {
+ public:
+  /// Throws std::runtime_error if the address cannot be bound.
+  metrics_endpoint(const std::string& address, std::shared_ptr<const gateway_counters> counters,
+                   live_gauges gauges, std::string instance_id);
+  ~metrics_endpoint();
+  metrics_endpoint(const metrics_endpoint&) = delete;
+  metrics_endpoint& operator=(const metrics_endpoint&) = delete;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace tgw::infra::metrics

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codecs/tcp_framer.hpp"
+
+namespace tgw::infra::net {
+
+/// The session layer's handle on one device connection. Every call is safe from any
+/// thread: it posts to the connection's strand, so an actor never touches the socket.
+class device_link {
+ public:
+  virtual ~device_link() = default;
+  /// Queues bytes for the device.
+  virtual void send(std::vector<std::uint8_t> bytes) = 0;
+  /// Closes the connection after the queued bytes are written; `reason` goes to logs
+  /// and metrics.
+  virtual void close(std::string reason) = 0;
+  /// Marks one delivered AVL frame as finished (ACKed or refused), so reading may go
+  /// on when the per-connection bound of frames awaiting persistence was reached.
+  virtual void frame_done() = 0;
+  /// "ip:port" of the device.
+  [[nodiscard]] virtual const std::string& peer() const = 0;
+};
+
+/// What a connection delivers to the session layer. Implemented on the actors' side;
+/// called on the connection's strand, so implementations only post messages.
+class connection_listener {
+ public:
+  virtual ~connection_listener() = default;
+  /// A complete frame; `bytes` is only valid during the call.
+  virtual void on_frame(const codecs::frame& f) = 0;
+  /// The connection is gone; called exactly once, last.
+  virtual void on_closed(const std::string& reason) = 0;
+};
+
+}  // namespace tgw::infra::net

@@ -1,0 +1,263 @@
+#include "infra/net/tcp_server.hpp"
+
+#include <deque>
+
+namespace tgw::infra::net {
+
+/// One device connection. It owns the socket, the framer and the write queue, and
+/// lives as long as a read, a write, a timer or the session layer holds it.
+class tcp_connection final : public device_link,
+                             public std::enable_shared_from_this<tcp_connection> {
+ public:
+  tcp_connection(tcp_server& server, tcp::socket socket, const connection_limits& limits)
+      : server_(server),
+        alive_(server.alive_),
+        socket_(std::move(socket)),
+        strand_(asio::make_strand(server.io_)),
+        timer_(strand_),
+        framer_(limits.max_frame_size, true),
+        limits_(limits) {
+    boost::system::error_code ec;
+    const auto remote = socket_.remote_endpoint(ec);
+    peer_ = ec ? std::string("unknown")
+               : remote.address().to_string() + ":" + std::to_string(remote.port());
+    socket_.set_option(tcp::no_delay(true), ec);
+    socket_.non_blocking(true, ec);
+  }
+
+  void start(std::unique_ptr<connection_listener> listener) {
+    asio::post(strand_, [self = shared_from_this(), l = std::move(listener)]() mutable {
+      self->listener_ = std::move(l);
+      self->deadline_ = std::chrono::steady_clock::now() + self->limits_.handshake_timeout;
+      self->arm_timer();
+      self->wait_readable();
+    });
+  }
+
+  void send(std::vector<std::uint8_t> bytes) override {
+    asio::post(strand_, [self = shared_from_this(), b = std::move(bytes)]() mutable {
+      if (self->closed_) return;
+      self->writes_.push_back(std::move(b));
+      if (!self->writing_) self->write_next();
+    });
+  }
+
+  void close(std::string reason) override {
+    asio::post(strand_, [self = shared_from_this(), r = std::move(reason)]() mutable {
+      if (self->closed_) return;
+      if (self->writing_) {
+        self->close_after_writes_ = std::move(r);
+      } else {
+        self->shutdown(r);
+      }
+    });
+  }
+
+  void frame_done() override {
+    asio::post(strand_, [self = shared_from_this()] {
+      if (self->in_flight_ > 0) --self->in_flight_;
+      if (!self->closed_ && !self->reading_) self->wait_readable();
+    });
+  }
+
+  [[nodiscard]] const std::string& peer() const override { return peer_; }
+
+  /// From any thread: close on the strand.
+  void abort(const std::string& reason) {
+    asio::post(strand_, [self = shared_from_this(), reason] { self->shutdown(reason); });
+  }
+
+ private:
+  // Waiting for readability instead of reading into a buffer keeps an idle
+  // connection without any receive buffer: memory is taken only while bytes are in.
+  void wait_readable() {
+    if (closed_ || reading_ || in_flight_ >= limits_.max_frames_in_flight) return;
+    reading_ = true;
+    socket_.async_wait(
+        tcp::socket::wait_read,
+        asio::bind_executor(strand_, [self =
+                                          shared_from_this()](const boost::system::error_code& ec) {
+          self->reading_ = false;
+          if (ec) {
+            self->shutdown(ec == asio::error::operation_aborted ? "closed"
+                                                                : "read failed: " + ec.message());
+            return;
+          }
+          self->read_available();
+        }));
+  }
+
+  void read_available() {
+    boost::system::error_code ec;
+    const std::size_t hint = std::max<std::size_t>(socket_.available(ec), 512);
+    auto space = framer_.prepare(hint);
+    const std::size_t n = socket_.read_some(asio::buffer(space.data(), space.size()), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      wait_readable();
+      return;
+    }
+    if (ec) {
+      shutdown(ec == asio::error::eof ? "peer closed" : "read failed: " + ec.message());
+      return;
+    }
+    framer_.commit(n);
+    last_read_ = std::chrono::steady_clock::now();
+    while (!closed_) {
+      const codecs::frame_result r = framer_.next();
+      if (r.status.code == codecs::errc::need_more) break;
+      if (!r.status.ok()) {
+        shutdown(std::string("framing error: ") + std::string(codecs::to_string(r.status.code)) +
+                 " at stream offset " + std::to_string(r.status.offset));
+        return;
+      }
+      if (r.value.kind == codecs::frame_kind::avl) ++in_flight_;
+      if (r.value.kind == codecs::frame_kind::imei && !identified_) {
+        identified_ = true;
+        deadline_ = last_read_ + limits_.idle_timeout;
+      }
+      listener_->on_frame(r.value);
+    }
+    if (framer_.buffered() == 0) framer_.shrink();
+    wait_readable();
+  }
+
+  void write_next() {
+    writing_ = true;
+    asio::async_write(
+        socket_, asio::buffer(writes_.front()),
+        asio::bind_executor(
+            strand_, [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+              self->writing_ = false;
+              if (ec) {
+                self->shutdown("write failed: " + ec.message());
+                return;
+              }
+              self->writes_.pop_front();
+              if (!self->writes_.empty()) {
+                self->write_next();
+              } else if (!self->close_after_writes_.empty()) {
+                self->shutdown(self->close_after_writes_);
+              }
+            }));
+  }
+
+  // One timer serves both deadlines. It is not re-armed on every read: when it fires
+  // it checks the time of the last read and sleeps again for the remainder.
+  void arm_timer() {
+    timer_.expires_at(deadline_);
+    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (ec || self->closed_) return;
+      if (!self->identified_) {
+        self->shutdown("handshake timeout");
+        return;
+      }
+      const auto idle_until = self->last_read_ + self->limits_.idle_timeout;
+      if (std::chrono::steady_clock::now() >= idle_until) {
+        self->shutdown("idle timeout");
+        return;
+      }
+      self->deadline_ = idle_until;
+      self->arm_timer();
+    });
+  }
+
+  void shutdown(const std::string& reason) {
+    if (closed_) return;
+    closed_ = true;
+    boost::system::error_code ec;
+    timer_.cancel();
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
+    writes_.clear();
+    if (listener_) {
+      listener_->on_closed(reason);
+      listener_.reset();  // breaks the cycle session -> link -> listener -> session
+    }
+    if (*alive_) server_.forget(this);
+  }
+
+  tcp_server& server_;
+  std::shared_ptr<bool> alive_;
+  tcp::socket socket_;
+  asio::strand<asio::io_context::executor_type> strand_;
+  asio::steady_timer timer_;
+  codecs::tcp_framer framer_;
+  const connection_limits limits_;
+  std::unique_ptr<connection_listener> listener_;
+  std::deque<std::vector<std::uint8_t>> writes_;
+  std::string peer_;
+  std::string close_after_writes_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
+  std::size_t in_flight_ = 0;
+  bool reading_ = false;
+  bool writing_ = false;
+  bool identified_ = false;
+  bool closed_ = false;
+};
+
+tcp_server::tcp_server(asio::io_context& io, const tcp::endpoint& where, connection_limits limits,
+                       listener_factory make_listener)
+    : io_(io),
+      acceptor_(asio::make_strand(io)),
+      limits_(limits),
+      make_listener_(std::move(make_listener)) {
+  acceptor_.open(where.protocol());
+  acceptor_.set_option(tcp::acceptor::reuse_address(true));
+  acceptor_.bind(where);
+  acceptor_.listen(asio::socket_base::max_listen_connections);
+  port_ = acceptor_.local_endpoint().port();
+}
+
+tcp_server::~tcp_server() {
+  *alive_ = false;
+  std::lock_guard lock(mutex_);
+  live_.clear();
+}
+
+void tcp_server::start() {
+  accept_next();
+}
+
+void tcp_server::stop_accepting() {
+  asio::post(acceptor_.get_executor(), [this] {
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+  });
+}
+
+void tcp_server::close_all(const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  for (tcp_connection* c : live_) c->abort(reason);
+}
+
+void tcp_server::forget(tcp_connection* c) {
+  std::lock_guard lock(mutex_);
+  if (live_.erase(c) > 0) counters_.open.fetch_sub(1);
+}
+
+void tcp_server::accept_next() {
+  acceptor_.async_accept(
+      asio::make_strand(io_), [this](const boost::system::error_code& ec, tcp::socket socket) {
+        if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+        if (!ec) {
+          if (static_cast<std::size_t>(counters_.open.load()) >= limits_.max_connections) {
+            counters_.refused_over_limit.fetch_add(1);
+            boost::system::error_code ignored;
+            socket.close(ignored);
+          } else {
+            counters_.accepted.fetch_add(1);
+            auto c = std::make_shared<tcp_connection>(*this, std::move(socket), limits_);
+            {
+              std::lock_guard lock(mutex_);
+              live_.insert(c.get());
+              counters_.open.fetch_add(1);
+            }
+            c->start(make_listener_(c));
+          }
+        }
+        accept_next();
+      });
+}
+
+}  // namespace tgw::infra::net

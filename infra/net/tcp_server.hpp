@@ -1,0 +1,74 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#include "infra/net/asio.hpp"
+#include "infra/net/device_link.hpp"
+
+namespace tgw::infra::net {
+
+/// Limits on device connections; every one has a flag in `tgw serve`.
+struct connection_limits {
+  std::size_t max_frame_size = codecs::default_max_frame_size;
+  std::chrono::milliseconds handshake_timeout{10'000};
+  std::chrono::milliseconds idle_timeout{30 * 60 * 1000};
+  std::size_t max_connections = 100'000;
+  /// AVL frames delivered but not yet ACKed or refused; reading stops at the bound.
+  std::size_t max_frames_in_flight = 4;
+};
+
+/// Counters the server keeps for metrics.
+struct server_counters {
+  std::atomic<std::uint64_t> accepted{0};
+  std::atomic<std::uint64_t> refused_over_limit{0};
+  std::atomic<std::int64_t> open{0};
+};
+
+/// Makes the listener for a new connection.
+using listener_factory =
+    std::function<std::unique_ptr<connection_listener>(std::shared_ptr<device_link>)>;
+
+class tcp_connection;
+
+/// Accepts device connections and runs each on its own strand: reads feed the codec
+/// framer, complete frames go to the connection's listener, and writes come back
+/// through device_link. Sockets are only ever touched on their strand.
+class tcp_server {
+ public:
+  tcp_server(asio::io_context& io, const tcp::endpoint& where, connection_limits limits,
+             listener_factory make_listener);
+  ~tcp_server();
+
+  /// The bound port (useful with port 0).
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+  void start();
+  /// Stops accepting; open connections stay.
+  void stop_accepting();
+  /// Closes every open connection with `reason`.
+  void close_all(const std::string& reason);
+  [[nodiscard]] const server_counters& counters() const { return counters_; }
+
+ private:
+  friend class tcp_connection;
+  void accept_next();
+  void forget(tcp_connection* c);
+
+  asio::io_context& io_;
+  tcp::acceptor acceptor_;
+  connection_limits limits_;
+  listener_factory make_listener_;
+  std::uint16_t port_ = 0;
+  server_counters counters_;
+  std::mutex mutex_;
+  std::unordered_set<tcp_connection*> live_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace tgw::infra::net

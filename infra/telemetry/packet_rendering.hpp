@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "codecs/avl.hpp"
+#include "infra/telemetry/telemetry_store.hpp"
+
+namespace tgw::infra::telemetry {
+
+/// Renders a decoded packet into a job: one field set per record, the IO elements as
+/// a JSON object {"id": value} (NX values as hex strings), and a fingerprint of the
+/// frame's bytes (FNV-1a 64) to recognise a resend.
+[[nodiscard]] packet_job render_packet(const std::string& imei, const codecs::avl_packet& packet,
+                                       std::span<const std::uint8_t> frame);
+
+/// FNV-1a 64 of `bytes` as 16 hex digits.
+[[nodiscard]] std::string fingerprint(std::span<const std::uint8_t> bytes);
+
+}  // namespace tgw::infra::telemetry

@@ -1,0 +1,30 @@
+#pragma once
+
+#include "infra/redis/connection.hpp"
+#include "infra/telemetry/telemetry_store.hpp"
+
+namespace tgw::infra::telemetry {
+
+struct store_settings {
+  std::string instance_id;
+  std::int64_t journal_maxlen = 1000;  ///< Per-device journal, approximate trim.
+  std::int64_t telemetry_maxlen = 0;   ///< 0: the telemetry stream is never trimmed.
+};
+
+/// telemetry_store over hiredis and the `tgw_gateway` function library: a batch is
+/// one pipeline of FCALLs, so one Redis round trip serves many devices' packets.
+class redis_telemetry_store final : public telemetry_store {
+ public:
+  redis_telemetry_store(redis::connection::options where, store_settings settings);
+  std::vector<write_outcome> write_batch(const std::vector<write_op>& ops) override;
+
+  /// Loads the function library; false with the reason when Redis refuses.
+  bool load_library(std::string& error);
+
+ private:
+  redis::connection conn_;
+  store_settings settings_;
+  bool loaded_ = false;
+};
+
+}  // namespace tgw::infra::telemetry

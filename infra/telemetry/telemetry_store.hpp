@@ -1,0 +1,66 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tgw::infra::telemetry {
+
+/// One record rendered as the fields of its telemetry stream entry, in this order:
+/// ts, pri, lon, lat, alt, ang, sat, spd, evt, io (IO elements as a JSON object).
+using record_fields = std::array<std::string, 10>;
+
+/// A decoded AVL packet ready to persist. `fingerprint` identifies the exact bytes,
+/// so a resend after a lost ACK is recognised.
+struct packet_job {
+  std::string imei;
+  std::string fingerprint;
+  std::vector<record_fields> records;
+};
+
+/// A journal event of one device. `online` is 1 or 0 to update the projection's
+/// online flag, -1 to leave it.
+struct journal_event {
+  std::string imei;
+  std::string type;
+  int online = -1;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+/// What happened to one write.
+struct write_outcome {
+  bool ok = false;
+  bool duplicate = false;  ///< A resent packet: acknowledged, not stored again.
+  std::int64_t stored = 0;
+  std::string error;
+};
+
+/// One write of a batch: a packet or an event.
+struct write_op {
+  packet_job packet;  ///< Used when `is_packet`.
+  journal_event event;
+  bool is_packet = true;
+};
+
+/// Where device sessions persist. Calls block; one instance per thread.
+class telemetry_store {
+ public:
+  virtual ~telemetry_store() = default;
+  /// Writes every op in one round trip; one outcome per op, in order.
+  virtual std::vector<write_outcome> write_batch(const std::vector<write_op>& ops) = 0;
+};
+
+/// Key names (documented in docs/GATEWAY.md).
+namespace keys {
+inline constexpr const char* telemetry_stream = "telemetry:records";
+inline std::string journal(const std::string& imei) {
+  return "journal:" + imei;
+}
+inline std::string device(const std::string& imei) {
+  return "device:" + imei;
+}
+}  // namespace keys
+
+}  // namespace tgw::infra::telemetry
