@@ -59,7 +59,7 @@ int spawn(const std::vector<std::string>& argv, const std::string& log_path) {
 
 }  // namespace
 
-redis_server::redis_server() {
+redis_server::redis_server(bool durable) : durable_(durable) {
   char tmpl[] = "/tmp/tgw-redis-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
@@ -75,9 +75,10 @@ redis_server::~redis_server() {
 
 void redis_server::start() {
   if (pid_ > 0) return;
-  pid_ = spawn({"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save",
-                "", "--appendonly", "no", "--dir", dir_},
-               dir_ + "/redis.log");
+  pid_ =
+      spawn({"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", durable_ ? "yes" : "no", "--appendfsync", "always", "--dir", dir_},
+            dir_ + "/redis.log");
   for (int i = 0; i < 200; ++i) {
     infra::redis::connection c(
         {endpoint(), std::chrono::milliseconds{200}, std::chrono::milliseconds{200}, ""});

@@ -14,7 +14,9 @@ namespace tgw::test {
 /// replica.
 class redis_server {
  public:
-  redis_server();
+  /// With `durable`, every write is fsynced to an append-only file before the reply,
+  /// so stop() (SIGKILL) and start() keep all acknowledged data.
+  explicit redis_server(bool durable = false);
   ~redis_server();
   redis_server(const redis_server&) = delete;
   redis_server& operator=(const redis_server&) = delete;
@@ -30,6 +32,7 @@ class redis_server {
   std::uint16_t port_ = 0;
   int pid_ = -1;
   std::string dir_;
+  bool durable_ = false;
 };
 
 /// A free TCP port on 127.0.0.1 (bound and released; good enough for tests).

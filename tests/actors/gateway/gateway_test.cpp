@@ -1,0 +1,354 @@
+// A real `tgw serve` process against a real redis-server, driven by raw sockets that
+// speak the device side of the protocol. Waits poll up to a deadline; nothing here
+// asserts on how long anything took.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <thread>
+
+#include "codecs/avl_encode.hpp"
+#include "codecs/imei.hpp"
+#include "tests/support/redis_server.hpp"
+
+namespace tgw::test {
+namespace {
+
+using namespace std::chrono_literals;
+using bytes = std::vector<std::uint8_t>;
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds deadline = 8s) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return condition();
+}
+
+/// The device side of one TCP connection.
+class device {
+ public:
+  explicit device(std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    timeval tv{2, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~device() { ::close(fd_); }
+  device(const device&) = delete;
+  device& operator=(const device&) = delete;
+
+  [[nodiscard]] bool connected() const { return connected_; }
+  void send(const bytes& b) const { (void)::send(fd_, b.data(), b.size(), MSG_NOSIGNAL); }
+  /// Exactly n bytes, or nullopt on timeout or close.
+  std::optional<bytes> receive(std::size_t n) const {
+    bytes out(n);
+    std::size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::recv(fd_, out.data() + got, n - got, 0);
+      if (r <= 0) return std::nullopt;
+      got += static_cast<std::size_t>(r);
+    }
+    return out;
+  }
+  /// True when the server closed the connection (recv returns 0) within the timeout.
+  [[nodiscard]] bool closed_by_server() const {
+    std::uint8_t b = 0;
+    for (int i = 0; i < 5; ++i) {
+      const ssize_t r = ::recv(fd_, &b, 1, 0);
+      if (r == 0) return true;
+      if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return true;
+    }
+    return false;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+codecs::imei make_imei(const char* digits) {
+  codecs::imei id;
+  EXPECT_EQ(codecs::imei::parse(digits, id), codecs::errc::ok);
+  return id;
+}
+
+bytes handshake(const char* digits) {
+  bytes out;
+  codecs::encode_imei_packet(make_imei(digits), out);
+  return out;
+}
+
+std::vector<codecs::avl_record_data> sample_records(int n, std::uint64_t t0) {
+  std::vector<codecs::avl_record_data> records;
+  for (int i = 0; i < n; ++i) {
+    codecs::avl_record_data r;
+    r.timestamp_ms = t0 + static_cast<std::uint64_t>(i) * 1000;
+    r.priority = 1;
+    r.longitude = 252616688 + i;
+    r.latitude = 546992512 - i;
+    r.altitude = 105;
+    r.angle = 90;
+    r.satellites = 12;
+    r.speed = static_cast<std::uint16_t>(40 + i);
+    r.event_io_id = 239;
+    r.io = {{239, 1, 1, {}}, {66, 2, 12345, {}}, {16, 4, 987654, {}}};
+    records.push_back(r);
+  }
+  return records;
+}
+
+bytes packet(int n, std::uint64_t t0, codecs::codec_id codec = codecs::codec_id::codec8e) {
+  bytes out;
+  const auto records = sample_records(n, t0);
+  EXPECT_EQ(codecs::encode_avl_frame(codec, records, out), codecs::errc::ok);
+  return out;
+}
+
+bytes ack(std::uint32_t n) {
+  return {static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
+          static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
+}
+
+class Gateway : public ::testing::Test {
+ protected:
+  explicit Gateway(bool durable = false) : server(durable) {}
+
+  void start(std::vector<std::string> extra = {}) {
+    port = free_port();
+    std::vector<std::string> argv = {
+        TGW_BINARY,       "serve",
+        "--port",         std::to_string(port),
+        "--bind",         "127.0.0.1",
+        "--redis",        "redis://127.0.0.1:" + std::to_string(server.port()),
+        "--metrics-addr", "",
+        "--instance-id",  "gw-test",
+        "--log-level",    "debug"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    gateway.emplace(argv, ::testing::TempDir() + "/gateway.log");
+    ASSERT_TRUE(eventually([&] { return device(port).connected(); })) << "gateway did not start";
+  }
+
+  std::int64_t stream_length() { return redis.command({"XLEN", "telemetry:records"}).integer; }
+  std::vector<std::string> journal_types(const std::string& imei) {
+    std::vector<std::string> types;
+    for (const auto& e : redis.command({"XRANGE", "journal:" + imei, "-", "+"}).elements)
+      types.push_back(e.elements.at(1).elements.at(1).text);
+    return types;
+  }
+
+  redis_server server;
+  infra::redis::connection redis = server.connect();
+  std::uint16_t port = 0;
+  std::optional<child_process> gateway;
+};
+
+constexpr const char* imei_a = "356307042441013";
+
+TEST_F(Gateway, AcceptsAHandshakeAndJournalsIt) {
+  start();
+  device d(port);
+  d.send(handshake(imei_a));
+  EXPECT_EQ(d.receive(1), bytes{0x01});
+  EXPECT_EQ(journal_types(imei_a), std::vector<std::string>{"identified"});
+  EXPECT_EQ(redis.command({"HGET", std::string("device:") + imei_a, "online"}).text, "1");
+}
+
+TEST_F(Gateway, RejectsAnImeiOutsideTheAllowlist) {
+  const std::string list = ::testing::TempDir() + "/allowlist.txt";
+  std::ofstream(list) << "# allowed\n356307042441013\n";
+  start({"--allowlist", list});
+  device allowed(port);
+  allowed.send(handshake(imei_a));
+  EXPECT_EQ(allowed.receive(1), bytes{0x01});
+  device other(port);
+  other.send(handshake("123456789012345"));
+  EXPECT_EQ(other.receive(1), bytes{0x00});
+  EXPECT_TRUE(other.closed_by_server());
+}
+
+TEST_F(Gateway, AcksTheRecordCountAfterStoringEveryField) {
+  start();
+  device d(port);
+  d.send(handshake(imei_a));
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  d.send(packet(3, 1'700'000'000'000));
+  EXPECT_EQ(d.receive(4), ack(3));
+  ASSERT_EQ(stream_length(), 3);
+  const auto entries = redis.command({"XRANGE", "telemetry:records", "-", "+"});
+  const auto& fields = entries.elements.at(1).elements.at(1).elements;
+  std::map<std::string, std::string> f;
+  for (std::size_t i = 0; i + 1 < fields.size(); i += 2) f[fields[i].text] = fields[i + 1].text;
+  EXPECT_EQ(f["imei"], imei_a);
+  EXPECT_EQ(f["ts"], "1700000001000");
+  EXPECT_EQ(f["pri"], "1");
+  EXPECT_EQ(f["lon"], "252616689");
+  EXPECT_EQ(f["lat"], "546992511");
+  EXPECT_EQ(f["alt"], "105");
+  EXPECT_EQ(f["ang"], "90");
+  EXPECT_EQ(f["sat"], "12");
+  EXPECT_EQ(f["spd"], "41");
+  EXPECT_EQ(f["evt"], "239");
+  EXPECT_EQ(f["io"], R"({"239":1,"66":12345,"16":987654})");
+}
+
+TEST_F(Gateway, FramesSplitAnywhereOrMergedAreHandledAlike) {
+  start();
+  device d(port);
+  bytes first = handshake(imei_a);
+  const bytes p = packet(2, 1'700'000'100'000, codecs::codec_id::codec8);
+  // Handshake and the first bytes of the packet in one write, the rest byte by byte.
+  first.insert(first.end(), p.begin(), p.begin() + 5);
+  d.send(first);
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  for (std::size_t i = 5; i < p.size(); ++i) d.send({p[i]});
+  EXPECT_EQ(d.receive(4), ack(2));
+  // A keep-alive byte and a Codec 16 packet in one write.
+  bytes merged{0xFF};
+  const bytes q = packet(1, 1'700'000'200'000, codecs::codec_id::codec16);
+  merged.insert(merged.end(), q.begin(), q.end());
+  d.send(merged);
+  EXPECT_EQ(d.receive(4), ack(1));
+  EXPECT_EQ(stream_length(), 3);
+}
+
+TEST_F(Gateway, ABadCrcGetsNoAckAndIsJournaled) {
+  start();
+  device d(port);
+  d.send(handshake(imei_a));
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  bytes bad = packet(1, 1'700'000'000'000);
+  bad.back() ^= 0x01;
+  d.send(bad);
+  EXPECT_FALSE(d.receive(4).has_value());
+  EXPECT_EQ(stream_length(), 0);
+  EXPECT_TRUE(eventually([&] {
+    const auto t = journal_types(imei_a);
+    return t.size() == 2 && t[1] == "frame_rejected";
+  }));
+  // The session goes on: a good packet is ACKed.
+  d.send(packet(1, 1'700'000'000'000));
+  EXPECT_EQ(d.receive(4), ack(1));
+}
+
+TEST_F(Gateway, AResentPacketIsAckedAndStoredOnce) {
+  start();
+  const bytes p = packet(2, 1'700'000'000'000);
+  {
+    device d(port);
+    d.send(handshake(imei_a));
+    ASSERT_EQ(d.receive(1), bytes{0x01});
+    d.send(p);
+    ASSERT_EQ(d.receive(4), ack(2));
+  }
+  // The ACK was "lost": the device reconnects and sends the same packet again.
+  device again(port);
+  again.send(handshake(imei_a));
+  ASSERT_EQ(again.receive(1), bytes{0x01});
+  again.send(p);
+  EXPECT_EQ(again.receive(4), ack(2));
+  EXPECT_EQ(stream_length(), 2);
+  EXPECT_EQ(redis.command({"HGET", std::string("device:") + imei_a, "records_total"}).text, "2");
+}
+
+TEST_F(Gateway, ClosesAnOversizeLengthAStalledHandshakeAndAnIdleSocket) {
+  start({"--handshake-timeout-ms", "300", "--idle-timeout-s", "1", "--max-frame-size", "2048"});
+  device stalled(port);
+  stalled.send({0x00});  // half a handshake, then nothing
+  EXPECT_TRUE(stalled.closed_by_server());
+
+  device oversize(port);
+  oversize.send(handshake(imei_a));
+  ASSERT_EQ(oversize.receive(1), bytes{0x01});
+  oversize.send({0, 0, 0, 0, 0, 0x10, 0, 0});  // declares 1 MiB
+  EXPECT_TRUE(oversize.closed_by_server());
+
+  device idle(port);
+  idle.send(handshake("123456789012345"));
+  ASSERT_EQ(idle.receive(1), bytes{0x01});
+  EXPECT_TRUE(idle.closed_by_server());
+  EXPECT_TRUE(eventually([&] {
+    const auto t = journal_types("123456789012345");
+    return !t.empty() && t.back() == "disconnected";
+  }));
+  const auto events =
+      redis.command({"XREVRANGE", "journal:123456789012345", "+", "-", "COUNT", "1"});
+  const auto& fields = events.elements.at(0).elements.at(1).elements;
+  EXPECT_EQ(fields.back().text, "idle timeout");
+}
+
+TEST_F(Gateway, SigtermDrainsAndExitsZero) {
+  start();
+  device d(port);
+  d.send(handshake(imei_a));
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  d.send(packet(1, 1'700'000'000'000));
+  ASSERT_EQ(d.receive(4), ack(1));
+  gateway->signal(SIGTERM);
+  EXPECT_EQ(gateway->wait(), 0);
+  EXPECT_TRUE(d.closed_by_server());
+  EXPECT_EQ(redis.command({"HGET", std::string("device:") + imei_a, "online"}).text, "0");
+}
+
+TEST_F(Gateway, BadFlagsAndUnreachableRedisAreClearErrors) {
+  child_process bad({TGW_BINARY, "serve", "--crc", "sometimes"}, ::testing::TempDir() + "/bad.log");
+  EXPECT_EQ(bad.wait(), 2);
+  child_process unreachable(
+      {TGW_BINARY, "serve", "--redis", "redis://127.0.0.1:" + std::to_string(free_port()), "--port",
+       "0", "--metrics-addr", ""},
+      ::testing::TempDir() + "/unreachable.log");
+  EXPECT_EQ(unreachable.wait(), 1);
+}
+
+class DurableGateway : public Gateway {
+ protected:
+  DurableGateway() : Gateway(true) {}
+};
+
+TEST_F(DurableGateway, RedisKilledMidStreamLosesNothingAckedAndDoublesNothing) {
+  start();
+  device d(port);
+  d.send(handshake(imei_a));
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  std::uint64_t t = 1'700'000'000'000;
+  int acked = 0;
+  for (int i = 0; i < 5; ++i, t += 10'000) {
+    d.send(packet(2, t));
+    ASSERT_EQ(d.receive(4), ack(2));
+    acked += 2;
+  }
+  ASSERT_EQ(stream_length(), acked);
+  server.stop();
+  // While Redis is down the device gets no ACK and keeps its records...
+  const bytes pending = packet(2, t);
+  d.send(pending);
+  EXPECT_FALSE(d.receive(4).has_value());
+  server.start();
+  // ...and resends them, as a tracker does after its ACK timeout, until one is ACKed.
+  ASSERT_TRUE(eventually(
+      [&] {
+        d.send(pending);
+        return d.receive(4) == ack(2);
+      },
+      20s));
+  acked += 2;
+  infra::redis::connection after = server.connect();
+  EXPECT_EQ(after.command({"XLEN", "telemetry:records"}).integer, acked);
+}
+
+}  // namespace
+}  // namespace tgw::test
