@@ -3,6 +3,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 
+#include "infra/net/udp_server_reply.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
 
 /// Messages of the gateway's actors. All are local to one process: the store types
@@ -19,9 +20,12 @@ using persist_atom = caf::atom_constant<caf::atom("persist")>;
 using event_atom = caf::atom_constant<caf::atom("event")>;
 /// (flush_atom): the writer writes what it has gathered.
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
+/// (datagram_atom, std::vector<uint8_t>, udp_reply): a UDP datagram to ingest.
+using datagram_atom = caf::atom_constant<caf::atom("datagram")>;
 
 }  // namespace tgw::actors::gateway
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::telemetry::packet_job)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::telemetry::journal_event)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::telemetry::write_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::net::udp_reply)

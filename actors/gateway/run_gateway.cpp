@@ -9,12 +9,15 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/gateway/gateway_messages.hpp"
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
+#include "actors/gateway/udp_ingest.hpp"
 #include "infra/app/termination.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/metrics/metrics_endpoint.hpp"
 #include "infra/net/tcp_server.hpp"
+#include "infra/net/udp_server.hpp"
 #include "infra/redis/embedded_redis.hpp"
 #include "infra/telemetry/redis_telemetry_store.hpp"
 
@@ -144,6 +147,22 @@ int run_gateway(const infra::serve_options& o) {
     return 1;
   }
 
+  // UDP on the same port number as TCP (the bound one, when --port is 0).
+  auto udp_actor = system.spawn(udp_ingest, shared_config);
+  std::unique_ptr<infra::net::udp_server> udp;
+  try {
+    udp = std::make_unique<infra::net::udp_server>(
+        io, infra::net::udp::endpoint{infra::net::asio::ip::make_address(o.bind), server->port()},
+        [udp_actor](std::vector<std::uint8_t> datagram, infra::net::udp_reply reply) {
+          caf::anon_send(udp_actor, datagram_atom::value, std::move(datagram), std::move(reply));
+        });
+  } catch (const std::exception& e) {
+    spdlog::error("cannot listen on udp {}:{}: {}", o.bind, server->port(), e.what());
+    for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(udp_actor, caf::exit_reason::user_shutdown);
+    return 1;
+  }
+
   std::unique_ptr<infra::metrics::metrics_endpoint> metrics;
   if (!o.metrics_addr.empty()) {
     try {
@@ -154,20 +173,25 @@ int run_gateway(const infra::serve_options& o) {
           instance);
     } catch (const std::exception& e) {
       spdlog::error("cannot serve metrics on {}: {}", o.metrics_addr, e.what());
+      for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+      caf::anon_send_exit(udp_actor, caf::exit_reason::user_shutdown);
       return 1;
     }
   }
 
   server->start();
+  udp->start();
   std::vector<std::thread> io_pool;
   for (int i = 0; i < io_threads; ++i) io_pool.emplace_back([&io] { io.run(); });
-  spdlog::info("instance {} listening on {}:{} ({} io threads, {} actor threads, {} writers){}",
-               instance, o.bind, server->port(), io_threads, actor_threads, shards,
-               o.metrics_addr.empty() ? "" : ", metrics on http://" + o.metrics_addr + "/metrics");
+  spdlog::info(
+      "instance {} listening on {}:{} tcp+udp ({} io threads, {} actor threads, {} writers){}",
+      instance, o.bind, server->port(), io_threads, actor_threads, shards,
+      o.metrics_addr.empty() ? "" : ", metrics on http://" + o.metrics_addr + "/metrics");
 
   const int signal = infra::wait_for_termination_signal();
   spdlog::info("signal {}: draining (at most {} ms)", signal, o.drain_timeout_ms);
   server->stop_accepting();
+  udp->stop();
   // Devices wait for the ACK of what they sent; let persistence finish first.
   wait_until([&] { return counters->persist_in_flight.load() == 0; },
              std::chrono::milliseconds{o.drain_timeout_ms});
@@ -176,6 +200,7 @@ int run_gateway(const infra::serve_options& o) {
   // Sessions sent their last journal events; give the writers a moment to write them.
   std::this_thread::sleep_for(100ms);
   for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(udp_actor, caf::exit_reason::user_shutdown);
   guard.reset();
   io.stop();
   for (auto& t : io_pool) t.join();

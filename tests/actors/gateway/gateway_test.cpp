@@ -314,6 +314,42 @@ TEST_F(Gateway, BadFlagsAndUnreachableRedisAreClearErrors) {
   EXPECT_EQ(unreachable.wait(), 1);
 }
 
+/// Sends one datagram to the gateway's UDP port and waits for a reply.
+std::optional<bytes> udp_exchange(std::uint16_t port, const bytes& datagram) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  timeval tv{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  (void)::sendto(fd, datagram.data(), datagram.size(), 0, reinterpret_cast<sockaddr*>(&addr),
+                 sizeof addr);
+  bytes reply(64);
+  const ssize_t n = ::recv(fd, reply.data(), reply.size(), 0);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  reply.resize(static_cast<std::size_t>(n));
+  return reply;
+}
+
+TEST_F(Gateway, AnswersUdpAfterPersistingAndStoresAResendOnce) {
+  start();
+  bytes datagram;
+  const auto records = sample_records(2, 1'700'000'000'000);
+  ASSERT_EQ(codecs::encode_udp_datagram(0xCAFE, 0x07, make_imei(imei_a), codecs::codec_id::codec8e,
+                                        records, datagram),
+            codecs::errc::ok);
+  const bytes expected{0x00, 0x05, 0xCA, 0xFE, 0x01, 0x07, 0x02};
+  EXPECT_EQ(udp_exchange(port, datagram), expected);
+  EXPECT_EQ(stream_length(), 2);
+  EXPECT_EQ(udp_exchange(port, datagram), expected);  // the device did not get the reply
+  EXPECT_EQ(stream_length(), 2);
+  bytes malformed = datagram;
+  malformed[1] ^= 0x01;  // length field no longer matches
+  EXPECT_FALSE(udp_exchange(port, malformed).has_value());
+}
+
 class DurableGateway : public Gateway {
  protected:
   DurableGateway() : Gateway(true) {}
