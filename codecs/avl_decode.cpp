@@ -84,23 +84,25 @@ class record_reader {
     const std::size_t count_pos = pos_;
     pos_ += Layout::count_bytes;
     constexpr std::size_t element = Layout::id_bytes + Width;
-    // One bounds check for the whole group keeps the per-element loop branch-free.
-    if ((end_ - pos_) / element < count) return {errc::truncated, count_pos};
-    const std::uint8_t* p = base_ + pos_;
-    std::size_t value_offset = pos_ + Layout::id_bytes;
-    for (std::size_t i = 0; i < count; ++i, p += element, value_offset += element) {
-      io_element& e = out_.io.emplace_back();
-      e.id = load_small<Layout::id_bytes>(p);
-      e.size = Width;
-      e.offset = static_cast<std::uint32_t>(value_offset);
+    // One bounds check for the whole group keeps the per-element loop branch-free (no
+    // overflow: count < 2^16 and element <= 10).
+    if (end_ - pos_ < count * element) return {errc::truncated, count_pos};
+    const std::uint8_t* const group_end = base_ + pos_ + count * element;
+    for (const std::uint8_t* p = base_ + pos_; p != group_end; p += element) {
+      std::uint64_t value;
       if constexpr (Width == 1)
-        e.value = p[Layout::id_bytes];
+        value = p[Layout::id_bytes];
       else if constexpr (Width == 2)
-        e.value = load_be16(p + Layout::id_bytes);
+        value = load_be16(p + Layout::id_bytes);
       else if constexpr (Width == 4)
-        e.value = load_be32(p + Layout::id_bytes);
+        value = load_be32(p + Layout::id_bytes);
       else
-        e.value = load_be64(p + Layout::id_bytes);
+        value = load_be64(p + Layout::id_bytes);
+      const auto offset =
+          static_cast<std::uint32_t>(static_cast<std::size_t>(p - base_) + Layout::id_bytes);
+      // Built whole: emplace_back() and field stores would zero the element first.
+      out_.io.push_back(io_element{value, offset, load_small<Layout::id_bytes>(p),
+                                   static_cast<std::uint16_t>(Width), false});
     }
     pos_ += count * element;
     return {errc::ok, pos_};
@@ -149,6 +151,10 @@ decode_status decode_avl_data(std::span<const std::uint8_t> input, std::size_t b
   if (begin > end || end - begin < 3) return {errc::truncated, begin};
   const std::uint8_t codec = input[begin];
   out.codec = codec;
+  // The codec byte comes before the count: a command frame or garbage with a zero
+  // count is a codec fault, not an empty AVL packet.
+  if (!is_avl_codec(codec))
+    return {is_command_codec(codec) ? errc::wrong_codec : errc::unknown_codec, begin};
   const std::size_t count = input[begin + 1];
   if (count == 0) return {errc::zero_records, begin + 1};
 
