@@ -1,0 +1,206 @@
+// The session actor on CAF's deterministic scheduler, with a fake device link and a
+// fake writer that answers only when told to: what the device sees, and when.
+#include "actors/gateway/session.hpp"
+
+#include <gtest/gtest.h>
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include <mutex>
+
+#include "actors/gateway/gateway_messages.hpp"
+#include "codecs/avl_encode.hpp"
+#include "codecs/command.hpp"
+#include "infra/metrics/gateway_counters.hpp"
+
+namespace tgw::actors::gateway {
+namespace {
+
+using infra::telemetry::journal_event;
+using infra::telemetry::packet_job;
+using infra::telemetry::write_outcome;
+using bytes = std::vector<std::uint8_t>;
+using release_atom = caf::atom_constant<caf::atom("release")>;
+
+class fake_link final : public infra::net::device_link {
+ public:
+  void send(bytes b) override { sent.push_back(std::move(b)); }
+  void close(std::string reason) override { closed_with = std::move(reason); }
+  void frame_done() override { ++frames_done; }
+  [[nodiscard]] const std::string& peer() const override { return peer_; }
+
+  std::vector<bytes> sent;
+  std::string closed_with;
+  int frames_done = 0;
+
+ private:
+  std::string peer_ = "127.0.0.1:5000";
+};
+
+struct writer_log {
+  std::vector<packet_job> packets;
+  std::vector<journal_event> events;
+};
+
+// Holds every request until (release_atom, ok) answers them all.
+caf::behavior fake_writer(caf::event_based_actor* self, std::shared_ptr<writer_log> log) {
+  auto pending = std::make_shared<std::vector<caf::typed_response_promise<write_outcome>>>();
+  return {
+      [self, log, pending](persist_atom, packet_job& job) {
+        log->packets.push_back(job);
+        pending->push_back(self->make_response_promise<write_outcome>());
+        return pending->back();
+      },
+      [self, log, pending](event_atom, journal_event& e) {
+        log->events.push_back(e);
+        pending->push_back(self->make_response_promise<write_outcome>());
+        return pending->back();
+      },
+      [pending](release_atom, bool ok) {
+        for (auto& p : *pending)
+          p.deliver(write_outcome{ok, false, ok ? 1 : 0, ok ? "" : "IO down"});
+        pending->clear();
+      },
+  };
+}
+
+struct test_config : caf::actor_system_config {
+  test_config() {
+    set("scheduler.policy", caf::atom("testing"));
+    set("logger.inline-output", true);
+  }
+};
+
+class SessionActor : public ::testing::Test {
+ protected:
+  SessionActor() {
+    auto config = std::make_shared<session_config>();
+    config->instance_id = "test";
+    config->counters = counters;
+    config->writers.push_back(writer);
+    actor = sys.spawn(session, link, std::shared_ptr<const session_config>(config));
+    sched.run();
+  }
+  ~SessionActor() override {
+    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  void deliver(codecs::frame_kind kind, const bytes& b, std::uint8_t codec = 0) {
+    caf::anon_send(actor, frame_atom::value, static_cast<std::uint8_t>(kind), codec, b);
+    sched.run();
+  }
+  void release(bool ok) {
+    caf::anon_send(writer, release_atom::value, ok);
+    sched.run();
+  }
+  void identify() {
+    bytes hs;
+    codecs::imei id;
+    ASSERT_EQ(codecs::imei::parse("356307042441013", id), codecs::errc::ok);
+    codecs::encode_imei_packet(id, hs);
+    deliver(codecs::frame_kind::imei, hs);
+    release(true);
+  }
+  static bytes packet(int records) {
+    std::vector<codecs::avl_record_data> r(static_cast<std::size_t>(records));
+    for (std::size_t i = 0; i < r.size(); ++i) r[i].timestamp_ms = 1'700'000'000'000 + i;
+    bytes out;
+    EXPECT_EQ(codecs::encode_avl_frame(codecs::codec_id::codec8, r, out), codecs::errc::ok);
+    return out;
+  }
+
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scheduler::test_coordinator& sched =
+      dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  std::shared_ptr<fake_link> link = std::make_shared<fake_link>();
+  std::shared_ptr<writer_log> log = std::make_shared<writer_log>();
+  std::shared_ptr<infra::metrics::gateway_counters> counters =
+      std::make_shared<infra::metrics::gateway_counters>();
+  caf::actor writer = sys.spawn(fake_writer, log);
+  caf::actor actor;
+};
+
+TEST_F(SessionActor, RepliesToTheHandshakeOnlyAfterTheEventIsWritten) {
+  bytes hs;
+  codecs::imei id;
+  ASSERT_EQ(codecs::imei::parse("356307042441013", id), codecs::errc::ok);
+  codecs::encode_imei_packet(id, hs);
+  deliver(codecs::frame_kind::imei, hs);
+  ASSERT_EQ(log->events.size(), 1U);
+  EXPECT_EQ(log->events[0].type, "identified");
+  EXPECT_TRUE(link->sent.empty());
+  release(true);
+  ASSERT_EQ(link->sent.size(), 1U);
+  EXPECT_EQ(link->sent[0], bytes{0x01});
+}
+
+TEST_F(SessionActor, AcksTheRecordCountOnlyAfterPersisting) {
+  identify();
+  deliver(codecs::frame_kind::avl, packet(3), 0x08);
+  ASSERT_EQ(log->packets.size(), 1U);
+  EXPECT_EQ(log->packets[0].records.size(), 3U);
+  EXPECT_EQ(link->sent.size(), 1U);  // only the 01 so far
+  release(true);
+  ASSERT_EQ(link->sent.size(), 2U);
+  EXPECT_EQ(link->sent[1], (bytes{0, 0, 0, 3}));
+  EXPECT_EQ(link->frames_done, 1);
+}
+
+TEST_F(SessionActor, SendsNoAckWhenPersistingFails) {
+  identify();
+  deliver(codecs::frame_kind::avl, packet(1), 0x08);
+  release(false);
+  EXPECT_EQ(link->sent.size(), 1U);
+  EXPECT_EQ(link->frames_done, 1);
+  EXPECT_EQ(counters->persist_failures.load(), 1U);
+}
+
+TEST_F(SessionActor, RefusesABadCrcWithoutPersistingAnything) {
+  identify();
+  bytes bad = packet(1);
+  bad.back() ^= 0xFF;
+  deliver(codecs::frame_kind::avl, bad, 0x08);
+  EXPECT_TRUE(log->packets.empty());
+  ASSERT_EQ(log->events.size(), 2U);
+  EXPECT_EQ(log->events[1].type, "frame_rejected");
+  release(true);
+  EXPECT_EQ(link->sent.size(), 1U);
+  EXPECT_EQ(link->frames_done, 1);
+  EXPECT_EQ(counters->frames_rejected.load(), 1U);
+}
+
+TEST_F(SessionActor, ClosesOnDataBeforeTheHandshake) {
+  deliver(codecs::frame_kind::avl, packet(1), 0x08);
+  EXPECT_EQ(link->closed_with, "data before handshake");
+  EXPECT_TRUE(log->packets.empty());
+}
+
+TEST_F(SessionActor, JournalsTheDisconnectAndStops) {
+  identify();
+  caf::anon_send(actor, closed_atom::value, std::string("peer closed"));
+  sched.run();
+  ASSERT_EQ(log->events.size(), 2U);
+  EXPECT_EQ(log->events[1].type, "disconnected");
+  EXPECT_EQ(log->events[1].online, 0);
+  EXPECT_EQ(counters->sessions_open.load(), 0);
+}
+
+TEST_F(SessionActor, IgnoresKeepalivesAndNeverAcksCommandReplies) {
+  identify();
+  deliver(codecs::frame_kind::keepalive, {0xFF});
+  bytes reply;
+  codecs::command_fields f;
+  f.type = codecs::message_type::response;
+  f.payload = codecs::as_bytes("OK");
+  ASSERT_EQ(codecs::encode_command_frame(f, reply), codecs::errc::ok);
+  deliver(codecs::frame_kind::command, reply, 0x0C);
+  release(true);
+  EXPECT_EQ(link->sent.size(), 1U);
+  EXPECT_EQ(counters->keepalives.load(), 1U);
+}
+
+}  // namespace
+}  // namespace tgw::actors::gateway
