@@ -13,6 +13,7 @@
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
 #include "actors/gateway/udp_ingest.hpp"
+#include "actors/registry/registry_actor.hpp"
 #include "infra/app/termination.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/metrics/metrics_endpoint.hpp"
@@ -115,7 +116,29 @@ int run_gateway(const infra::serve_options& o) {
   caf::actor_system system{cfg};
 
   auto counters = std::make_shared<infra::metrics::gateway_counters>();
+  auto make_registry_store = [&](const char* role) {
+    return std::make_shared<infra::registry::registry_store>(
+        infra::redis::connection::options{where, 2000ms, 5000ms, "tgw-" + instance + "-" + role},
+        instance);
+  };
+  registry::registry_config registry_settings;
+  registry_settings.heartbeat_interval = std::chrono::milliseconds{o.heartbeat_interval_ms};
+  registry_settings.heartbeat_ttl = std::chrono::seconds{o.heartbeat_ttl_s};
+  auto registry_handle = system.spawn<caf::detached>(registry::registry_actor, registry_settings,
+                                                     make_registry_store("registry"), counters);
+  registry::janitor_config janitor_settings;
+  janitor_settings.interval = std::chrono::milliseconds{o.janitor_interval_ms};
+  janitor_settings.mode = o.janitor_mode == "scan" ? infra::registry::janitor_mode::scan
+                                                   : infra::registry::janitor_mode::reverse_index;
+  auto janitor_handle = system.spawn<caf::detached>(registry::janitor_actor, janitor_settings,
+                                                    make_registry_store("janitor"), counters);
+  auto stop_registry = [&] {
+    caf::anon_send_exit(registry_handle, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(janitor_handle, caf::exit_reason::user_shutdown);
+  };
+
   auto config = std::make_shared<session_config>();
+  config->registry = registry_handle;
   config->instance_id = instance;
   config->crc = o.crc == "ignore" ? codecs::crc_policy::ignore : codecs::crc_policy::strict;
   config->allowlist = *allowlist;
@@ -144,6 +167,7 @@ int run_gateway(const infra::serve_options& o) {
   } catch (const std::exception& e) {
     spdlog::error("cannot listen on {}:{}: {}", o.bind, o.port, e.what());
     for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    stop_registry();
     return 1;
   }
 
@@ -160,6 +184,7 @@ int run_gateway(const infra::serve_options& o) {
     spdlog::error("cannot listen on udp {}:{}: {}", o.bind, server->port(), e.what());
     for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(udp_actor, caf::exit_reason::user_shutdown);
+    stop_registry();
     return 1;
   }
 
@@ -197,6 +222,16 @@ int run_gateway(const infra::serve_options& o) {
              std::chrono::milliseconds{o.drain_timeout_ms});
   server->close_all("shutdown");
   wait_until([&] { return counters->sessions_open.load() == 0; }, 2000ms);
+  // Every held device, owner-checked: one that already moved keeps its entry.
+  {
+    caf::scoped_actor self{system};
+    self->request(registry_handle, 10s, registry::unreg_all_atom::value)
+        .receive([](std::size_t) {},
+                 [](const caf::error& e) {
+                   spdlog::error("registry: unregister at shutdown: {}", caf::to_string(e));
+                 });
+  }
+  stop_registry();
   // Sessions sent their last journal events; give the writers a moment to write them.
   std::this_thread::sleep_for(100ms);
   for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);

@@ -4,6 +4,7 @@
 #include <caf/all.hpp>
 
 #include "actors/gateway/gateway_messages.hpp"
+#include "actors/registry/registry_actor.hpp"
 #include "codecs/avl_decode.hpp"
 #include "codecs/imei.hpp"
 #include "infra/metrics/gateway_counters.hpp"
@@ -86,6 +87,8 @@ caf::behavior session(caf::event_based_actor* self,
       return;
     }
     state->identified = true;
+    // Registration happens here, on the session's lifecycle, never per frame.
+    if (config->registry) self->send(config->registry, registry::register_atom::value, state->imei);
     journal_event e{state->imei, "identified", 1, {{"peer", link->peer()}}};
     // The event is journaled before the device sees the verdict. If Redis is down the
     // device is accepted anyway: its data will simply not be ACKed until Redis returns.
@@ -181,8 +184,10 @@ caf::behavior session(caf::event_based_actor* self,
             break;
         }
       },
-      [self, state, record_event](closed_atom, const std::string& reason) {
+      [self, config, state, record_event](closed_atom, const std::string& reason) {
         if (state->identified) {
+          if (config->registry)
+            self->send(config->registry, registry::unregister_atom::value, state->imei);
           spdlog::info("device {}: disconnected ({}) after {} packets, {} records", state->imei,
                        reason, state->packets, state->records);
           record_event("disconnected", 0, {{"reason", reason}});

@@ -29,6 +29,8 @@ struct session_config {
   std::unordered_set<std::string> allowlist;
   /// Telemetry writer shards; a device always goes to the same one.
   std::vector<caf::actor> writers;
+  /// The registry actor; told when a device is identified and when it leaves.
+  caf::actor registry;
   std::shared_ptr<gateway_counters> counters;
 };
 

@@ -89,6 +89,25 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_DRAIN_TIMEOUT_MS")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--heartbeat-interval-ms", o->heartbeat_interval_ms,
+                  "How often instance:heartbeat:{id} is refreshed")
+      ->envname("TGW_HEARTBEAT_INTERVAL_MS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--heartbeat-ttl-s", o->heartbeat_ttl_s, "TTL of the heartbeat key")
+      ->envname("TGW_HEARTBEAT_TTL_S")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--janitor-interval-ms", o->janitor_interval_ms,
+                  "Janitor period: entries of dead instances are evicted this often")
+      ->envname("JANITOR_INTERVAL_MS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--janitor-mode", o->janitor_mode,
+                  "reverse-index (instance:devices:{id}) or scan (HSCAN the registry)")
+      ->envname("TGW_JANITOR_MODE")
+      ->check(CLI::IsMember({"reverse-index", "scan"}))
+      ->capture_default_str();
   cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn, error, off")
       ->envname("TGW_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))

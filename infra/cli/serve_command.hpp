@@ -31,6 +31,10 @@ struct serve_options {
   std::int64_t journal_maxlen = 1000;
   std::int64_t telemetry_maxlen = 0;
   int drain_timeout_ms = 5000;
+  int heartbeat_interval_ms = 30'000;
+  int heartbeat_ttl_s = 90;
+  int janitor_interval_ms = 60'000;
+  std::string janitor_mode = "reverse-index";
   std::string log_level = "info";
   std::string log_format = "text";
 };

@@ -20,6 +20,10 @@ struct gateway_counters {
   std::atomic<std::uint64_t> acks_sent{0};
   std::atomic<std::int64_t> sessions_open{0};
   std::atomic<std::int64_t> persist_in_flight{0};
+  std::atomic<std::uint64_t> registry_failures{0};
+  std::atomic<std::uint64_t> janitor_evicted{0};
+  std::atomic<std::uint64_t> janitor_passes{0};
+  std::atomic<std::int64_t> registry_held{0};
 };
 
 }  // namespace tgw::infra::metrics

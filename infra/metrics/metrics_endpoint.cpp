@@ -54,6 +54,16 @@ class counters_collector final : public prometheus::Collectable {
             {{"", v(c_->persist_failures)}}, nullptr);
     counter("teltonika_acks_total", "AVL ACKs sent", {{"", v(c_->acks_sent)}}, nullptr);
     gauge("teltonika_sessions", "Device session actors alive", v(c_->sessions_open));
+    counter("teltonika_registry_failures_total",
+            "Registry writes that failed (Redis down); repaired when it returns",
+            {{"", v(c_->registry_failures)}}, nullptr);
+    counter("teltonika_registry_janitor_evicted_total",
+            "Registry entries of dead instances this instance's janitor deleted",
+            {{"", v(c_->janitor_evicted)}}, nullptr);
+    counter("teltonika_registry_janitor_passes_total", "Janitor passes run",
+            {{"", v(c_->janitor_passes)}}, nullptr);
+    gauge("teltonika_registry_devices", "Devices this instance holds in the registry",
+          v(c_->registry_held));
     if (g_.connections_open)
       gauge("teltonika_connections", "Open device TCP connections", g_.connections_open());
     return out;

@@ -1,0 +1,128 @@
+#include "actors/registry/registry_actor.hpp"
+
+#include <unordered_map>
+
+#include <spdlog/spdlog.h>
+#include <caf/all.hpp>
+
+namespace tgw::actors::registry {
+namespace {
+
+struct registry_state {
+  // Live sessions per device on this instance: a device that reconnects here may be
+  // registered by its new session before its old connection is noticed closed, and
+  // the old session's unregister must not remove it then.
+  std::unordered_map<std::string, int> held;
+  bool repair_owed = false;
+  bool down = false;
+};
+
+}  // namespace
+
+caf::behavior registry_actor(caf::event_based_actor* self, const registry_config& config,
+                             const std::shared_ptr<infra::registry::registry_store>& store,
+                             const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
+  auto state = std::make_shared<registry_state>();
+  auto failure = [state, counters](const std::string& what, const std::string& error) {
+    counters->registry_failures.fetch_add(1);
+    state->repair_owed = true;
+    if (!state->down)
+      spdlog::warn(
+          "registry: {} failed ({}); devices stay connected, the registry is "
+          "repaired when Redis answers",
+          what, error);
+    state->down = true;
+  };
+  auto repair = [store, state, counters] {
+    std::string error;
+    std::vector<std::string> all;
+    all.reserve(state->held.size());
+    for (const auto& entry : state->held) all.push_back(entry.first);
+    if (!store->reassert(all, error)) return false;
+    state->repair_owed = false;
+    if (state->down)
+      spdlog::info("registry: Redis answers again; {} devices re-asserted", all.size());
+    state->down = false;
+    counters->registry_held.store(static_cast<std::int64_t>(state->held.size()));
+    return true;
+  };
+  self->send(self, beat_atom::value);
+  return {
+      [store, state, counters, failure](register_atom, const std::string& imei) {
+        ++state->held[imei];
+        counters->registry_held.store(static_cast<std::int64_t>(state->held.size()));
+        std::string error;
+        if (!store->register_device(imei, error)) failure("register " + imei, error);
+      },
+      [store, state, counters, failure](unregister_atom, const std::string& imei) {
+        auto it = state->held.find(imei);
+        if (it == state->held.end()) return;
+        if (--it->second > 0) return;  // another session of this device is still here
+        state->held.erase(it);
+        counters->registry_held.store(static_cast<std::int64_t>(state->held.size()));
+        std::string error;
+        if (!store->unregister_device(imei, error)) failure("unregister " + imei, error);
+      },
+      [store, state](unreg_all_atom) -> std::size_t {
+        std::string error;
+        std::vector<std::string> all;
+        all.reserve(state->held.size());
+        for (const auto& entry : state->held) all.push_back(entry.first);
+        const auto deleted = store->unregister_all(all, error);
+        if (!deleted) {
+          spdlog::error("registry: unregistering {} devices at shutdown failed: {}", all.size(),
+                        error);
+          return 0;
+        }
+        spdlog::info("registry: unregistered {} of {} devices (the rest had moved)", *deleted,
+                     all.size());
+        state->held.clear();
+        return *deleted;
+      },
+      [self, config, store, state, failure, repair](beat_atom) {
+        std::string error;
+        const auto missing = store->heartbeat(config.heartbeat_ttl, error);
+        if (!missing) {
+          failure("heartbeat", error);
+        } else if (*missing && !state->held.empty()) {
+          spdlog::warn(
+              "registry: own heartbeat key was missing (presumed dead); re-asserting "
+              "{} devices",
+              state->held.size());
+          state->repair_owed = true;
+        }
+        if (missing && state->repair_owed && !repair()) failure("repair", "Redis still failing");
+        self->delayed_send(self,
+                           state->repair_owed
+                               ? std::min(config.repair_interval, config.heartbeat_interval)
+                               : config.heartbeat_interval,
+                           beat_atom::value);
+      },
+  };
+}
+
+caf::behavior janitor_actor(caf::event_based_actor* self, const janitor_config& config,
+                            const std::shared_ptr<infra::registry::registry_store>& store,
+                            const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
+  self->delayed_send(self, config.interval, sweep_atom::value);
+  return {
+      [self, config, store, counters](sweep_atom) {
+        std::string error;
+        const auto report = store->janitor_pass(config.mode, config.batch, error);
+        counters->janitor_passes.fetch_add(1);
+        if (!report) {
+          spdlog::warn("janitor: pass failed: {}", error);
+        } else {
+          counters->janitor_evicted.fetch_add(report->evicted);
+          for (const std::string& dead : report->dead)
+            spdlog::info("janitor: instance {} is dead (no heartbeat)", dead);
+          if (report->evicted > 0)
+            spdlog::info("janitor: evicted {} registry entries of {} dead instance(s)",
+                         report->evicted, report->dead.size());
+        }
+        self->delayed_send(self, config.interval, sweep_atom::value);
+      },
+  };
+}
+
+}  // namespace tgw::actors::registry

@@ -1,0 +1,88 @@
+#!lua name=tgw_registry
+-- The connection registry as Redis Functions. Every write that touches the registry
+-- is owner-checked on the server, so a device that moved to another instance is
+-- never deleted by its old one, by a janitor, or by two janitors at once.
+--
+-- Keys: connections:registry (HASH imei -> instance), instance:devices:{id} (SET,
+-- the reverse index), instance:heartbeat:{id} (STRING with a TTL), instances:known
+-- (SET of instance ids that ever registered). All keys are passed as KEYS.
+
+-- KEYS: registry, instance:devices:{me}, instance:devices:{expected previous owner}
+-- ARGV: imei, me, expected previous owner ('' for none)
+-- Returns {1, previous} when registered, or {0, actual} when the owner changed since
+-- the caller read it: the caller retries with the actual owner's reverse index.
+local function register(keys, args)
+  local imei, me, expected = args[1], args[2], args[3]
+  local current = redis.call('HGET', keys[1], imei) or ''
+  if current ~= expected then return {0, current} end
+  redis.call('HSET', keys[1], imei, me)
+  redis.call('SADD', keys[2], imei)
+  if current ~= '' and current ~= me then redis.call('SREM', keys[3], imei) end
+  return {1, current}
+end
+
+-- KEYS: registry, instance:devices:{owner}; ARGV: imei, owner
+-- Deletes the entry only if it still names `owner`; always leaves the reverse index.
+-- Returns 1 if the entry was deleted.
+local function unregister(keys, args)
+  redis.call('SREM', keys[2], args[1])
+  if redis.call('HGET', keys[1], args[1]) == args[2] then
+    redis.call('HDEL', keys[1], args[1])
+    return 1
+  end
+  return 0
+end
+
+-- KEYS: registry, instance:devices:{dead}; ARGV: dead, imei...
+-- The janitor's owner-checked eviction of a batch. Returns the entries deleted, so
+-- two janitors evicting the same instance count each entry once between them.
+local function evict(keys, args)
+  local dead, deleted = args[1], 0
+  for i = 2, #args do
+    if redis.call('HGET', keys[1], args[i]) == dead then
+      redis.call('HDEL', keys[1], args[i])
+      deleted = deleted + 1
+    end
+    redis.call('SREM', keys[2], args[i])
+  end
+  return deleted
+end
+
+-- KEYS: registry; ARGV: dead, imei... (scan mode: entries found by HSCAN)
+local function evict_entries(keys, args)
+  local dead, deleted = args[1], 0
+  for i = 2, #args do
+    if redis.call('HGET', keys[1], args[i]) == dead then
+      redis.call('HDEL', keys[1], args[i])
+      deleted = deleted + 1
+    end
+  end
+  return deleted
+end
+
+-- KEYS: instance:heartbeat:{me}, instances:known; ARGV: me, ttl_s, now_ms
+-- Returns 1 if the heartbeat key had expired (or never existed): the instance was
+-- presumed dead and must re-assert its devices.
+local function heartbeat(keys, args)
+  local missing = redis.call('EXISTS', keys[1]) == 0 and 1 or 0
+  redis.call('SET', keys[1], args[3], 'EX', tonumber(args[2]))
+  redis.call('SADD', keys[2], args[1])
+  return missing
+end
+
+-- KEYS: instance:devices:{dead}, instances:known, instance:heartbeat:{dead}; ARGV: dead
+-- Forgets a dead instance once its reverse index is empty and it is still dead.
+local function forget_instance(keys, args)
+  if redis.call('EXISTS', keys[3]) == 1 then return 0 end
+  if redis.call('SCARD', keys[1]) > 0 then return 0 end
+  redis.call('DEL', keys[1])
+  redis.call('SREM', keys[2], args[1])
+  return 1
+end
+
+redis.register_function('tgw_registry_register', register)
+redis.register_function('tgw_registry_unregister', unregister)
+redis.register_function('tgw_registry_evict', evict)
+redis.register_function('tgw_registry_evict_entries', evict_entries)
+redis.register_function('tgw_registry_heartbeat', heartbeat)
+redis.register_function('tgw_registry_forget_instance', forget_instance)

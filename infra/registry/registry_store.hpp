@@ -1,0 +1,75 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "infra/redis/connection.hpp"
+
+namespace tgw::infra::registry {
+
+/// Key names fixed by the design (other systems read them).
+namespace keys {
+inline constexpr const char* registry = "connections:registry";
+inline constexpr const char* known_instances = "instances:known";
+inline std::string heartbeat(const std::string& id) {
+  return "instance:heartbeat:" + id;
+}
+inline std::string devices(const std::string& id) {
+  return "instance:devices:" + id;
+}
+}  // namespace keys
+
+/// How the janitor finds a dead instance's entries.
+enum class janitor_mode : std::uint8_t {
+  reverse_index,  ///< SSCAN instance:devices:{dead}: cost follows the dead instance's size.
+  scan,           ///< HSCAN the whole registry and EXISTS each owner's heartbeat.
+};
+
+/// What one janitor pass did.
+struct janitor_report {
+  std::size_t instances_checked = 0;
+  std::vector<std::string> dead;
+  std::uint64_t evicted = 0;  ///< Entries this pass actually deleted.
+};
+
+/// The registry's Redis side: owner-checked atomic steps of the `tgw_registry` function
+/// library over one blocking connection. One instance per thread.
+class registry_store {
+ public:
+  registry_store(redis::connection::options where, std::string instance_id);
+
+  bool load_library(std::string& error);
+  /// Registers `imei` to this instance; the previous owner's reverse index loses it in
+  /// the same step. False with `error` when Redis fails.
+  bool register_device(const std::string& imei, std::string& error);
+  /// Deletes the entry only if it still names this instance.
+  bool unregister_device(const std::string& imei, std::string& error);
+  /// The same for many devices, pipelined. Returns how many entries were deleted.
+  std::optional<std::size_t> unregister_all(const std::vector<std::string>& imeis,
+                                            std::string& error);
+  /// Registers every device in one pipeline (the repair after an outage).
+  bool reassert(const std::vector<std::string>& imeis, std::string& error);
+  /// SET instance:heartbeat:{id} EX ttl. Returns true when the key had been missing
+  /// (this instance was presumed dead), nullopt on failure.
+  std::optional<bool> heartbeat(std::chrono::seconds ttl, std::string& error);
+  /// One janitor pass over every known instance whose heartbeat is gone.
+  std::optional<janitor_report> janitor_pass(janitor_mode mode, std::size_t batch,
+                                             std::string& error);
+
+  [[nodiscard]] const std::string& instance_id() const { return instance_; }
+
+ private:
+  redis::value call(const std::vector<std::string>& argv);
+  std::optional<std::uint64_t> evict_instance(const std::string& dead, std::size_t batch,
+                                              std::string& error);
+  std::optional<janitor_report> scan_pass(std::size_t batch, std::string& error);
+
+  redis::connection conn_;
+  std::string instance_;
+  bool loaded_ = false;
+};
+
+}  // namespace tgw::infra::registry
