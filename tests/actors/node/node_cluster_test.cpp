@@ -16,21 +16,13 @@
 
 #include "infra/node/node_store.hpp"
 #include "tests/support/redis_server.hpp"
+#include "tests/support/test_device.hpp"
 
 namespace tgw::test {
 namespace {
 
 using namespace std::chrono_literals;
 namespace keys = infra::node::keys;
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds deadline = 8s) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return condition();
-}
 
 struct message_fields {
   long long id = 0;

@@ -1,0 +1,185 @@
+// Gateway instances (`tgw serve` processes) sharing one redis-server: the registry,
+// the heartbeat and the janitor as other systems see them in Redis. Timings are
+// shortened by flags; waits poll up to a deadline.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+
+#include "infra/registry/registry_store.hpp"
+#include "tests/support/redis_server.hpp"
+#include "tests/support/test_device.hpp"
+
+namespace tgw::test {
+namespace {
+
+using namespace std::chrono_literals;
+namespace keys = infra::registry::keys;
+
+bytes handshake(const std::string& imei) {
+  bytes b{0, static_cast<std::uint8_t>(imei.size())};
+  b.insert(b.end(), imei.begin(), imei.end());
+  return b;
+}
+
+std::string http_get(std::uint16_t port, const std::string& path) {
+  const std::string cmd = "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(port) + "; printf 'GET " +
+                          path + " HTTP/1.0\\r\\n\\r\\n' >&3; cat <&3";
+  std::string out;
+  FILE* pipe = popen(("bash -c \"" + cmd + "\" 2>/dev/null").c_str(), "r");
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  pclose(pipe);
+  return out;
+}
+
+class RegistryCluster : public ::testing::Test {
+ protected:
+  struct instance {
+    std::uint16_t port = 0;
+    std::uint16_t metrics_port = 0;
+    std::optional<child_process> process;
+  };
+
+  instance start(const std::string& id, std::vector<std::string> extra = {}) {
+    instance in;
+    in.port = free_port();
+    in.metrics_port = free_port();
+    std::vector<std::string> argv = {TGW_BINARY,
+                                     "serve",
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--port",
+                                     std::to_string(in.port),
+                                     "--redis",
+                                     "redis://127.0.0.1:" + std::to_string(server.port()),
+                                     "--metrics-addr",
+                                     "127.0.0.1:" + std::to_string(in.metrics_port),
+                                     "--instance-id",
+                                     id,
+                                     "--heartbeat-interval-ms",
+                                     "300",
+                                     "--heartbeat-ttl-s",
+                                     "2",
+                                     "--janitor-interval-ms",
+                                     "300"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    in.process.emplace(argv, ::testing::TempDir() + "/" + id + ".log");
+    EXPECT_TRUE(eventually([&] { return device(in.port).connected(); }));
+    return in;
+  }
+  std::string owner(const std::string& imei) {
+    const auto v = redis.command({"HGET", keys::registry, imei});
+    return v.is_nil() ? "(nil)" : v.text;
+  }
+  static void identify(const device& d, const std::string& imei) {
+    d.send(handshake(imei));
+    ASSERT_EQ(d.receive(1), bytes{0x01});
+  }
+
+  redis_server server;
+  infra::redis::connection redis = server.connect();
+};
+
+TEST_F(RegistryCluster, RegistersAfterTheHandshakeAndUnregistersOnClose) {
+  auto a = start("A");
+  {
+    device d(a.port);
+    identify(d, "356307042441013");
+    EXPECT_TRUE(eventually([&] { return owner("356307042441013") == "A"; }));
+    EXPECT_EQ(redis.command({"SISMEMBER", keys::devices("A"), "356307042441013"}).integer, 1);
+  }
+  EXPECT_TRUE(eventually([&] { return owner("356307042441013") == "(nil)"; }));
+}
+
+TEST_F(RegistryCluster, TheLastInstanceToRegisterKeepsTheEntry) {
+  auto a = start("A");
+  auto b = start("B");
+  auto on_a = std::make_unique<device>(a.port);
+  identify(*on_a, "356307042441013");
+  ASSERT_TRUE(eventually([&] { return owner("356307042441013") == "A"; }));
+  device on_b(b.port);
+  identify(on_b, "356307042441013");
+  ASSERT_TRUE(eventually([&] { return owner("356307042441013") == "B"; }));
+  on_a.reset();  // A's stale connection closes: its unregister must leave B's entry
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(owner("356307042441013"), "B");
+  EXPECT_EQ(redis.command({"SISMEMBER", keys::devices("A"), "356307042441013"}).integer, 0);
+}
+
+TEST_F(RegistryCluster, TheHeartbeatCarriesItsTtlAndIsRefreshed) {
+  auto a = start("A");
+  ASSERT_TRUE(eventually([&] {
+    return redis.command({"EXISTS", keys::heartbeat("A")}).integer == 1;
+  }));
+  const auto ttl = redis.command({"PTTL", keys::heartbeat("A")}).integer;
+  EXPECT_GT(ttl, 0);
+  EXPECT_LE(ttl, 2000);
+  const std::string first = redis.command({"GET", keys::heartbeat("A")}).text;
+  EXPECT_TRUE(eventually([&] {
+    return redis.command({"GET", keys::heartbeat("A")}).text != first;
+  }));
+}
+
+TEST_F(RegistryCluster, SigtermUnregistersEveryHeldDevice) {
+  auto a = start("A");
+  std::vector<std::unique_ptr<device>> devices;
+  for (int i = 0; i < 5; ++i) {
+    devices.push_back(std::make_unique<device>(a.port));
+    identify(*devices.back(), std::to_string(356307042441000 + i));
+  }
+  ASSERT_TRUE(eventually([&] { return redis.command({"HLEN", keys::registry}).integer == 5; }));
+  a.process->signal(SIGTERM);
+  EXPECT_EQ(a.process->wait(), 0);
+  EXPECT_EQ(redis.command({"HLEN", keys::registry}).integer, 0);
+}
+
+TEST_F(RegistryCluster, AKilledInstanceIsCleanedUpButAMovedDeviceKeepsItsEntry) {
+  auto a = start("A");
+  auto b = start("B");
+  std::vector<std::unique_ptr<device>> on_a;
+  for (int i = 0; i < 4; ++i) {
+    on_a.push_back(std::make_unique<device>(a.port));
+    identify(*on_a.back(), std::to_string(356307042441000 + i));
+  }
+  ASSERT_TRUE(eventually([&] { return redis.command({"HLEN", keys::registry}).integer == 4; }));
+  a.process->signal(SIGKILL);
+  a.process->wait();
+  device moved(b.port);  // one device reconnects to B before the janitor runs
+  identify(moved, "356307042441002");
+  ASSERT_TRUE(eventually([&] { return owner("356307042441002") == "B"; }));
+  EXPECT_TRUE(eventually(
+      [&] {
+        return redis.command({"HLEN", keys::registry}).integer == 1;
+      },
+      10s));
+  EXPECT_EQ(owner("356307042441002"), "B");
+  EXPECT_EQ(redis.command({"SISMEMBER", keys::known_instances, "A"}).integer, 0);
+  const std::string metrics = http_get(b.metrics_port, "/metrics");
+  EXPECT_NE(metrics.find(R"(teltonika_registry_janitor_evicted_total{instance_id="B"} 3)"),
+            std::string::npos)
+      << metrics;
+}
+
+TEST_F(RegistryCluster, RedisDownAtRegistrationAcceptsTheDeviceAndRepairsLater) {
+  auto a = start("A");
+  server.stop();
+  device d(a.port);
+  identify(d, "356307042441013");  // accepted although Redis is gone
+  server.start();                  // an empty Redis: nothing survived
+  infra::redis::connection after = server.connect();
+  EXPECT_TRUE(eventually([&] {
+    const auto v = after.command({"HGET", keys::registry, "356307042441013"});
+    return !v.is_nil() && v.text == "A";
+  }));
+  const std::string metrics = http_get(a.metrics_port, "/metrics");
+  EXPECT_EQ(metrics.find(R"(teltonika_registry_failures_total{instance_id="A"} 0)"),
+            std::string::npos)
+      << metrics;
+}
+
+}  // namespace
+}  // namespace tgw::test

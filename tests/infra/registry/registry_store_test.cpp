@@ -1,0 +1,150 @@
+#include "infra/registry/registry_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/support/redis_server.hpp"
+
+namespace tgw::infra::registry {
+namespace {
+
+using namespace std::chrono_literals;
+
+class RegistryStore : public ::testing::Test {
+ protected:
+  registry_store store(const std::string& instance) {
+    return registry_store({server.endpoint(), 1000ms, 5000ms, "test"}, instance);
+  }
+  std::string owner(const std::string& imei) {
+    const auto v = redis.command({"HGET", keys::registry, imei});
+    return v.is_nil() ? "(nil)" : v.text;
+  }
+  bool in_reverse_index(const std::string& instance, const std::string& imei) {
+    return redis.command({"SISMEMBER", keys::devices(instance), imei}).integer == 1;
+  }
+
+  test::redis_server server;
+  redis::connection redis = server.connect();
+  std::string error;
+};
+
+TEST_F(RegistryStore, RegisterWritesTheEntryAndTheReverseIndex) {
+  auto a = store("A");
+  ASSERT_TRUE(a.register_device("111111111111111", error)) << error;
+  EXPECT_EQ(owner("111111111111111"), "A");
+  EXPECT_TRUE(in_reverse_index("A", "111111111111111"));
+}
+
+TEST_F(RegistryStore, TheLastRegistrationWinsAndTheLoserCannotUnregisterIt) {
+  auto a = store("A");
+  auto b = store("B");
+  ASSERT_TRUE(a.register_device("222222222222222", error));
+  ASSERT_TRUE(b.register_device("222222222222222", error));
+  EXPECT_EQ(owner("222222222222222"), "B");
+  EXPECT_FALSE(in_reverse_index("A", "222222222222222"));  // moved in the same step
+  ASSERT_TRUE(a.unregister_device("222222222222222", error));
+  EXPECT_EQ(owner("222222222222222"), "B");
+  ASSERT_TRUE(b.unregister_device("222222222222222", error));
+  EXPECT_EQ(owner("222222222222222"), "(nil)");
+  EXPECT_FALSE(in_reverse_index("B", "222222222222222"));
+}
+
+TEST_F(RegistryStore, UnregisterAllSkipsDevicesThatMoved) {
+  auto a = store("A");
+  auto b = store("B");
+  std::vector<std::string> held;
+  for (int i = 0; i < 50; ++i) {
+    held.push_back(std::to_string(300000000000000 + i));
+    ASSERT_TRUE(a.register_device(held.back(), error));
+  }
+  ASSERT_TRUE(b.register_device(held[7], error));
+  const auto deleted = a.unregister_all(held, error);
+  ASSERT_TRUE(deleted) << error;
+  EXPECT_EQ(*deleted, 49U);
+  EXPECT_EQ(owner(held[7]), "B");
+  EXPECT_EQ(redis.command({"HLEN", keys::registry}).integer, 1);
+}
+
+TEST_F(RegistryStore, HeartbeatCarriesTheTtlAndReportsAMissingKey) {
+  auto a = store("A");
+  const auto first = a.heartbeat(90s, error);
+  ASSERT_TRUE(first) << error;
+  EXPECT_TRUE(*first);  // never written before
+  const auto ttl = redis.command({"TTL", keys::heartbeat("A")}).integer;
+  EXPECT_GT(ttl, 0);
+  EXPECT_LE(ttl, 90);
+  EXPECT_FALSE(*a.heartbeat(90s, error));
+  redis.command({"DEL", keys::heartbeat("A")});
+  EXPECT_TRUE(*a.heartbeat(90s, error));
+  EXPECT_EQ(redis.command({"SISMEMBER", keys::known_instances, "A"}).integer, 1);
+}
+
+TEST_F(RegistryStore, TheJanitorEvictsADeadInstanceButNotAMovedDevice) {
+  for (const janitor_mode mode : {janitor_mode::reverse_index, janitor_mode::scan}) {
+    redis.command({"FLUSHALL"});
+    auto dead = store("dead");
+    auto live = store("live");
+    ASSERT_TRUE(dead.heartbeat(1s, error));
+    ASSERT_TRUE(live.heartbeat(90s, error));
+    for (int i = 0; i < 25; ++i)
+      ASSERT_TRUE(dead.register_device(std::to_string(400000000000000 + i), error));
+    ASSERT_TRUE(live.register_device("400000000000003", error));  // moved while dead
+    ASSERT_TRUE(live.register_device("499999999999999", error));
+    redis.command({"DEL", keys::heartbeat("dead")});  // its heartbeat expired
+    const auto report = live.janitor_pass(mode, 10, error);
+    ASSERT_TRUE(report) << error;
+    EXPECT_EQ(report->evicted, 24U);
+    ASSERT_EQ(report->dead, std::vector<std::string>{"dead"});
+    EXPECT_EQ(owner("400000000000003"), "live");
+    EXPECT_EQ(owner("499999999999999"), "live");
+    EXPECT_EQ(redis.command({"HLEN", keys::registry}).integer, 2);
+    if (mode == janitor_mode::reverse_index) {
+      EXPECT_EQ(redis.command({"EXISTS", keys::devices("dead")}).integer, 0);
+      EXPECT_EQ(redis.command({"SISMEMBER", keys::known_instances, "dead"}).integer, 0);
+    }
+    // A second pass finds nothing more to do.
+    EXPECT_EQ(live.janitor_pass(mode, 10, error)->evicted, 0U);
+  }
+}
+
+TEST_F(RegistryStore, TwoJanitorsAtOnceCountEachEvictionOnce) {
+  auto dead = store("dead");
+  constexpr int devices = 3000;
+  std::vector<std::vector<std::string>> commands;
+  for (int i = 0; i < devices; ++i) {
+    const std::string imei = std::to_string(500000000000000 + i);
+    commands.push_back({"HSET", keys::registry, imei, "dead"});
+    commands.push_back({"SADD", keys::devices("dead"), imei});
+  }
+  redis.pipeline(commands);
+  redis.command({"SADD", keys::known_instances, "dead"});
+  std::uint64_t evicted[2] = {0, 0};
+  std::thread first([&] {
+    auto j = store("j1");
+    std::string e;
+    evicted[0] = j.janitor_pass(janitor_mode::reverse_index, 100, e)->evicted;
+  });
+  std::thread second([&] {
+    auto j = store("j2");
+    std::string e;
+    evicted[1] = j.janitor_pass(janitor_mode::reverse_index, 100, e)->evicted;
+  });
+  first.join();
+  second.join();
+  EXPECT_EQ(evicted[0] + evicted[1], static_cast<std::uint64_t>(devices));
+  EXPECT_EQ(redis.command({"HLEN", keys::registry}).integer, 0);
+}
+
+TEST_F(RegistryStore, RedisDownFailsWithAReason) {
+  auto a = store("A");
+  server.stop();
+  EXPECT_FALSE(a.register_device("111111111111111", error));
+  EXPECT_FALSE(error.empty());
+  EXPECT_FALSE(a.heartbeat(90s, error).has_value());
+  server.start();
+  EXPECT_TRUE(a.register_device("111111111111111", error)) << error;
+}
+
+}  // namespace
+}  // namespace tgw::infra::registry
