@@ -181,5 +181,32 @@ TEST_F(RegistryCluster, RedisDownAtRegistrationAcceptsTheDeviceAndRepairsLater) 
       << metrics;
 }
 
+std::string run_tgw(const std::string& args) {
+  std::string out;
+  FILE* pipe = popen((std::string(TGW_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  pclose(pipe);
+  return out;
+}
+
+TEST_F(RegistryCluster, TgwRegistryShowsOwnersCountsAndRunsOneJanitorPass) {
+  const std::string url = "--redis redis://127.0.0.1:" + std::to_string(server.port());
+  redis.command({"HSET", keys::registry, "111111111111111", "dead", "222222222222222", "live"});
+  redis.command({"SADD", keys::devices("dead"), "111111111111111"});
+  redis.command({"SADD", keys::known_instances, "dead", "live"});
+  redis.command({"SET", keys::heartbeat("live"), "1"});
+  EXPECT_EQ(run_tgw("registry --json --imei 222222222222222 " + url),
+            R"({"imei":"222222222222222","owner":"live","owner_alive":true})"
+            "\n");
+  EXPECT_NE(run_tgw("registry --json " + url).find(R"("entries_of_dead_owners":1)"),
+            std::string::npos);
+  EXPECT_EQ(run_tgw("registry --json --once " + url),
+            R"({"instances_checked":2,"dead":["dead"],"evicted":1})"
+            "\n");
+  EXPECT_EQ(owner("111111111111111"), "(nil)");
+}
+
 }  // namespace
 }  // namespace tgw::test

@@ -1,0 +1,113 @@
+#include "infra/cli/registry_command.hpp"
+
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "infra/registry/registry_store.hpp"
+
+namespace tgw::infra {
+namespace {
+
+struct registry_settings {
+  std::string redis_url = "redis://127.0.0.1:6379/0";
+  std::string imei;
+  bool once = false;
+  std::string mode = "reverse-index";
+  bool json = false;
+};
+
+int run_registry(const registry_settings& s) {
+  std::string error;
+  const auto where = redis::parse_redis_url(s.redis_url, error);
+  if (!where) {
+    std::cerr << "tgw registry: " << error << '\n';
+    return 2;
+  }
+  const redis::connection::options options{*where, std::chrono::milliseconds{2000},
+                                           std::chrono::milliseconds{30000}, "tgw-registry"};
+  redis::connection conn(options);
+  if (!conn.ensure_connected(error)) {
+    std::cerr << "tgw registry: " << error << '\n';
+    return 1;
+  }
+  auto alive = [&](const std::string& instance) {
+    return conn.command({"EXISTS", registry::keys::heartbeat(instance)}).integer == 1;
+  };
+  nlohmann::ordered_json out;
+
+  if (!s.imei.empty()) {
+    const redis::value owner = conn.command({"HGET", registry::keys::registry, s.imei});
+    out["imei"] = s.imei;
+    out["owner"] = owner.is_nil() ? nullptr : nlohmann::ordered_json(owner.text);
+    out["owner_alive"] = !owner.is_nil() && alive(owner.text);
+  } else if (s.once) {
+    registry::registry_store store(options, "tgw-registry-cli");
+    const auto mode =
+        s.mode == "scan" ? registry::janitor_mode::scan : registry::janitor_mode::reverse_index;
+    const auto report = store.janitor_pass(mode, 1000, error);
+    if (!report) {
+      std::cerr << "tgw registry: janitor pass failed: " << error << '\n';
+      return 1;
+    }
+    out["instances_checked"] = report->instances_checked;
+    out["dead"] = report->dead;
+    out["evicted"] = report->evicted;
+  } else {
+    // Counts per owner from one HSCAN of the registry.
+    std::map<std::string, std::uint64_t> per_owner;
+    std::string cursor = "0";
+    do {
+      const redis::value page =
+          conn.command({"HSCAN", registry::keys::registry, cursor, "COUNT", "1000"});
+      if (page.is_error()) {
+        std::cerr << "tgw registry: " << page.text << '\n';
+        return 1;
+      }
+      cursor = page.elements.at(0).text;
+      const auto& kv = page.elements.at(1).elements;
+      for (std::size_t i = 0; i + 1 < kv.size(); i += 2) ++per_owner[kv[i + 1].text];
+    } while (cursor != "0");
+    nlohmann::ordered_json instances = nlohmann::ordered_json::array();
+    std::uint64_t dead_entries = 0;
+    for (const auto& [owner, count] : per_owner) {
+      const bool live = alive(owner);
+      if (!live) dead_entries += count;
+      instances.push_back({{"instance", owner}, {"entries", count}, {"alive", live}});
+    }
+    out["instances"] = instances;
+    out["entries_of_dead_owners"] = dead_entries;
+  }
+  if (s.json) {
+    std::cout << out.dump() << '\n';
+  } else {
+    std::cout << out.dump(2) << '\n';
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_registry_command(CLI::App& app, int& exit_code) {
+  auto s = std::make_shared<registry_settings>();
+  CLI::App* cmd = app.add_subcommand(
+      "registry",
+      "Inspect the connection registry: with --imei one device's owner and whether it is\n"
+      "alive; by default entries per instance with liveness and the entries of dead\n"
+      "owners; with --once run one janitor pass and report what it evicted.");
+  cmd->add_option("--redis", s->redis_url, "redis://[user:password@]host:port/db")
+      ->envname("TGW_REDIS")
+      ->capture_default_str();
+  cmd->add_option("--imei", s->imei, "Show this device's owner");
+  cmd->add_flag("--once", s->once, "Run one janitor pass");
+  cmd->add_option("--janitor-mode", s->mode, "reverse-index or scan (with --once)")
+      ->check(CLI::IsMember({"reverse-index", "scan"}))
+      ->capture_default_str();
+  cmd->add_flag("--json", s->json, "One line of JSON instead of indented JSON");
+  cmd->callback([s, &exit_code] { exit_code = run_registry(*s); });
+}
+
+}  // namespace tgw::infra
