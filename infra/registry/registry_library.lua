@@ -33,23 +33,13 @@ local function unregister(keys, args)
   return 0
 end
 
--- KEYS: registry, instance:devices:{dead}; ARGV: dead, imei...
--- The janitor's owner-checked eviction of a batch. Returns the entries deleted, so
+-- KEYS: registry; ARGV: dead, imei...
+-- The janitor's owner-checked eviction of a batch read from the dead instance's
+-- reverse index (SSCAN) or from the registry (HSCAN, scan mode). The reverse index
+-- is not touched while it is scanned, so the scan stays a cheap sequential walk; it
+-- is dropped whole once the instance is forgotten. Returns the entries deleted, so
 -- two janitors evicting the same instance count each entry once between them.
 local function evict(keys, args)
-  local dead, deleted = args[1], 0
-  for i = 2, #args do
-    if redis.call('HGET', keys[1], args[i]) == dead then
-      redis.call('HDEL', keys[1], args[i])
-      deleted = deleted + 1
-    end
-    redis.call('SREM', keys[2], args[i])
-  end
-  return deleted
-end
-
--- KEYS: registry; ARGV: dead, imei... (scan mode: entries found by HSCAN)
-local function evict_entries(keys, args)
   local dead, deleted = args[1], 0
   for i = 2, #args do
     if redis.call('HGET', keys[1], args[i]) == dead then
@@ -71,11 +61,12 @@ local function heartbeat(keys, args)
 end
 
 -- KEYS: instance:devices:{dead}, instances:known, instance:heartbeat:{dead}; ARGV: dead
--- Forgets a dead instance once its reverse index is empty and it is still dead.
+-- Forgets an instance whose entries were evicted, if it is still dead: its reverse
+-- index goes (UNLINK frees it in the background) and it leaves instances:known. An
+-- instance that came back meanwhile is left alone; it re-asserts its devices itself.
 local function forget_instance(keys, args)
   if redis.call('EXISTS', keys[3]) == 1 then return 0 end
-  if redis.call('SCARD', keys[1]) > 0 then return 0 end
-  redis.call('DEL', keys[1])
+  redis.call('UNLINK', keys[1])
   redis.call('SREM', keys[2], args[1])
   return 1
 end
@@ -83,6 +74,5 @@ end
 redis.register_function('tgw_registry_register', register)
 redis.register_function('tgw_registry_unregister', unregister)
 redis.register_function('tgw_registry_evict', evict)
-redis.register_function('tgw_registry_evict_entries', evict_entries)
 redis.register_function('tgw_registry_heartbeat', heartbeat)
 redis.register_function('tgw_registry_forget_instance', forget_instance)
