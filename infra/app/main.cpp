@@ -8,7 +8,9 @@
 #include "infra/app/termination.hpp"
 #include "infra/cli/decode_command.hpp"
 #include "infra/cli/node_command.hpp"
+#include "infra/cli/registry_command.hpp"
 #include "infra/cli/serve_command.hpp"
+#include "infra/cli/simulate_command.hpp"
 
 namespace {
 
@@ -20,7 +22,9 @@ int run(int argc, char** argv) {
   int exit_code = 0;
   tgw::infra::add_serve_command(app, tgw::actors::gateway::run_gateway, exit_code);
   tgw::infra::add_decode_command(app, exit_code);
+  tgw::infra::add_registry_command(app, exit_code);
   tgw::infra::add_node_command(app, tgw::actors::node::run_node, exit_code);
+  tgw::infra::add_simulate_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
