@@ -128,6 +128,12 @@ class tcp_connection final : public device_link,
         asio::bind_executor(
             strand_, [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
               self->writing_ = false;
+              if (self->closed_) {
+                // The connection was shut down while this write was in flight; its buffer
+                // had to live until now.
+                self->writes_.clear();
+                return;
+              }
               if (ec) {
                 self->shutdown("write failed: " + ec.message());
                 return;
@@ -168,7 +174,8 @@ class tcp_connection final : public device_link,
     timer_.cancel();
     socket_.shutdown(tcp::socket::shutdown_both, ec);
     socket_.close(ec);
-    writes_.clear();
+    // A write in flight still reads its buffer; the write handler frees it.
+    if (!writing_) writes_.clear();
     if (listener_) {
       listener_->on_closed(reason);
       listener_.reset();  // breaks the cycle session -> link -> listener -> session
