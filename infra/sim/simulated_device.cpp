@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -217,6 +218,7 @@ void simulated_device::close_socket() {
   rx_begin_ = rx_end_ = 0;
   frame_queued_ = false;
   awaiting_ack_ = false;
+  outstanding_acks_ = 0;
 }
 
 void simulated_device::drop_connection(bool count_disconnect) {
@@ -372,10 +374,16 @@ void simulated_device::on_verdict(std::uint8_t verdict) {
 }
 
 void simulated_device::on_ack(std::uint32_t count) {
+  // ACKs come in the order of the copies they answer. While an intact copy sent on
+  // this connection is unanswered, an ACK that arrives as the corrupted packet waits
+  // belongs to that copy (a late ACK of a resend), not to the corrupted packet.
+  const bool earlier_copy_pending = outstanding_acks_ > 0;
+  if (earlier_copy_pending) --outstanding_acks_;
   if (!awaiting_ack_ || !has_packet_) {
     bump(env_.counters.unexpected_bytes, 4);
     return;
   }
+  if (bad_crc_ && earlier_copy_pending) return;  // Keep waiting; the ACK timer runs on.
   // An ACK for an earlier copy settles a resend still queued behind a reply.
   frame_queued_ = false;
   awaiting_ack_ = false;
@@ -565,6 +573,8 @@ void simulated_device::flush() {
   frame_queued_ = false;
   write_in_progress_ = true;
   frame_in_write_ = true;
+  if (tcp() && !bad_crc_ && outstanding_acks_ < std::numeric_limits<std::uint16_t>::max())
+    ++outstanding_acks_;
   sent_at_ = std::chrono::steady_clock::now();
   arm_timer(timer_purpose::ack, env_.options.ack_timeout);
   const auto done = [this, seq](const error_code& ec, std::size_t) { on_written(seq, ec); };

@@ -116,6 +116,7 @@ class simulated_device {
   std::uint32_t timer_seq_ = 0;  ///< Bumped whenever timer_ is re-armed or cancelled.
   std::uint32_t index_;
   std::uint16_t records_in_frame_ = 0;
+  std::uint16_t outstanding_acks_ = 0;  ///< Intact copies sent on this connection, unanswered.
   std::uint16_t udp_packet_id_ = 0;
   std::uint8_t avl_packet_id_ = 0;
   std::uint8_t backoff_attempts_ = 0;

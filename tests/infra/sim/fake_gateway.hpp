@@ -40,6 +40,9 @@ struct gateway_behaviour {
   bool ack = true;
   /// ACK a packet only when this copy of its bytes arrives (2: the first is ignored).
   std::size_t ack_from_copy = 1;
+  /// Answer the first copy of a packet only when its second copy arrives, with two
+  /// ACKs: the device has moved on when the second one comes.
+  bool ack_first_copy_late = false;
   /// Close the connection, without an ACK, on a device's very first AVL frame.
   bool close_on_first_frame = false;
   /// After the first ACK on a connection: send a Codec 12 command, then a Codec 14
@@ -231,6 +234,10 @@ class fake_gateway {
         return;
       }
       const auto ack = codecs::avl_ack(records);
+      if (b.ack_first_copy_late) {
+        if (copies == 1) return;
+        if (copies == 2) write({ack.begin(), ack.end()});
+      }
       write({ack.begin(), ack.end()});
       if (!acked_once_) {
         acked_once_ = true;
