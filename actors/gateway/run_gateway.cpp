@@ -207,6 +207,7 @@ int run_gateway(const infra::serve_options& o) {
   server->start();
   udp->start();
   std::vector<std::thread> io_pool;
+  io_pool.reserve(static_cast<std::size_t>(io_threads));
   for (int i = 0; i < io_threads; ++i) io_pool.emplace_back([&io] { io.run(); });
   spdlog::info(
       "instance {} listening on {}:{} tcp+udp ({} io threads, {} actor threads, {} writers){}",

@@ -23,7 +23,7 @@ struct serve_options {
   int writer_shards = 0;  ///< 0: from the core count.
   std::string crc = "strict";
   std::string allowlist_file;
-  std::size_t max_frame_size = 16 * 1024;
+  std::size_t max_frame_size = std::size_t{16} * 1024;
   int handshake_timeout_ms = 10'000;
   int idle_timeout_s = 1800;
   std::size_t max_connections = 100'000;

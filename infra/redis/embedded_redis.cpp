@@ -1,6 +1,7 @@
 #include "infra/redis/embedded_redis.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,9 +18,11 @@ namespace tgw::infra::redis {
 namespace {
 
 std::string find_redis_server() {
+  // Read once at start-up, before the gateway starts any thread.
+  // NOLINTNEXTLINE(concurrency-mt-unsafe)
   if (const char* env = std::getenv("TGW_REDIS_SERVER"); env != nullptr && *env != '\0') return env;
   for (const char* dir : {"/usr/bin", "/usr/local/bin", "/usr/sbin"}) {
-    const std::string candidate = std::string(dir) + "/redis-server";
+    std::string candidate = std::string(dir) + "/redis-server";
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   throw std::runtime_error(
@@ -53,21 +56,23 @@ embedded_redis::embedded_redis(const std::string& data_dir) {
                                    "no",
                                    "--logfile",
                                    dir + "/redis.log"};
+  // Built before fork: the child only calls async-signal-safe functions.
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("cannot fork redis-server");
   if (pid == 0) {
     // The gateway blocks SIGTERM in all its threads; the server must not inherit that.
     sigset_t none;
     sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
+    pthread_sigmask(SIG_SETMASK, &none, nullptr);
     const int null = ::open("/dev/null", O_RDWR);
     if (null >= 0) {
       ::dup2(null, 0);
       ::dup2(null, 1);
     }
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     ::execv(binary.c_str(), argv.data());
     ::_exit(127);
   }
