@@ -47,7 +47,8 @@ local function persist_packet(keys, args)
   end
   redis.call('XADD', journal, 'MAXLEN', '~', journal_maxlen, '*', 'type', 'records_accepted',
              'at_ms', now, 'instance', instance, 'fingerprint', fp, 'records', n,
-             'first_ts', first_ts, 'last_ts', last_ts)
+             'first_ts', first_ts, 'last_ts', last_ts, 'pos_ts', args[newest + 1],
+             'lon', args[newest + 3], 'lat', args[newest + 4], 'speed', args[newest + 8])
   redis.call('HSET', device, 'last_fingerprint', fp, 'last_seen_ms', now,
              'last_ts', args[newest + 1], 'lon', args[newest + 3], 'lat', args[newest + 4],
              'speed', args[newest + 8], 'instance', instance)
