@@ -145,7 +145,7 @@ int run_gateway(const infra::serve_options& o) {
   config->counters = counters;
   for (int i = 0; i < shards; ++i)
     config->writers.push_back(
-        system.spawn<caf::detached>(telemetry_writer, writer_config{}, make_store(i), i));
+        system.spawn<caf::detached>(telemetry_writer, writer_config{}, make_store(i), i, counters));
   std::shared_ptr<const session_config> shared_config = config;
 
   infra::net::asio::io_context io;
@@ -192,9 +192,18 @@ int run_gateway(const infra::serve_options& o) {
   if (!o.metrics_addr.empty()) {
     try {
       metrics = std::make_unique<infra::metrics::metrics_endpoint>(
-          o.metrics_addr, counters, infra::metrics::live_gauges{[s = server.get()] {
-            return static_cast<double>(s->counters().open.load());
-          }},
+          o.metrics_addr, counters,
+          infra::metrics::live_gauges{
+              [s = server.get()] { return static_cast<double>(s->counters().open.load()); },
+              [s = server.get()] { return static_cast<double>(s->counters().accepted.load()); },
+              [s = server.get()] {
+                return static_cast<double>(s->counters().refused_over_limit.load());
+              },
+              [s = server.get()](std::size_t e) {
+                return e < s->counters().framing_errors.size()
+                           ? static_cast<double>(s->counters().framing_errors[e].load())
+                           : 0.0;
+              }},
           instance);
     } catch (const std::exception& e) {
       spdlog::error("cannot serve metrics on {}: {}", o.metrics_addr, e.what());

@@ -63,7 +63,7 @@ caf::behavior session(caf::event_based_actor* self,
                                             std::vector<std::pair<std::string, std::string>> f) {
     if (!state->identified) return;
     journal_event e{state->imei, std::move(type), online, std::move(f)};
-    self->request(writer_for(*config, state->imei), config->persist_timeout, event_atom::value,
+    self->request(writer_for(*config, state->imei), caf::duration{caf::infinite}, event_atom::value,
                   std::move(e))
         .then([](const write_outcome&) {}, [](const caf::error&) {});
   };
@@ -92,7 +92,7 @@ caf::behavior session(caf::event_based_actor* self,
     journal_event e{state->imei, "identified", 1, {{"peer", link->peer()}}};
     // The event is journaled before the device sees the verdict. If Redis is down the
     // device is accepted anyway: its data will simply not be ACKed until Redis returns.
-    self->request(writer_for(*config, state->imei), config->persist_timeout, event_atom::value,
+    self->request(writer_for(*config, state->imei), caf::duration{caf::infinite}, event_atom::value,
                   std::move(e))
         .then(
             [link, state, &counters](const write_outcome& o) {
@@ -121,6 +121,9 @@ caf::behavior session(caf::event_based_actor* self,
     const codecs::decode_status s = codecs::decode_avl_frame(bytes, packet, config->crc);
     if (!s.ok()) {
       counters.frames_rejected.fetch_add(1);
+      const auto code = static_cast<std::size_t>(s.code);
+      if (code < counters.frames_rejected_by_error.size())
+        counters.frames_rejected_by_error[code].fetch_add(1, std::memory_order_relaxed);
       spdlog::warn("device {}: frame rejected: {} at offset {} ({} bytes); no ACK", state->imei,
                    codecs::to_string(s.code), s.offset, bytes.size());
       record_event("frame_rejected", -1,
@@ -133,10 +136,11 @@ caf::behavior session(caf::event_based_actor* self,
     auto job = infra::telemetry::render_packet(state->imei, packet, bytes);
     const auto n = static_cast<std::uint32_t>(packet.records.size());
     counters.persist_in_flight.fetch_add(1);
-    self->request(writer_for(*config, state->imei), config->persist_timeout, persist_atom::value,
-                  std::move(job))
+    const auto received = std::chrono::steady_clock::now();
+    self->request(writer_for(*config, state->imei), caf::duration{caf::infinite},
+                  persist_atom::value, std::move(job))
         .then(
-            [link, state, n, &counters](const write_outcome& o) {
+            [link, state, n, received, &counters](const write_outcome& o) {
               counters.persist_in_flight.fetch_sub(1);
               if (o.ok) {
                 if (o.duplicate)
@@ -148,6 +152,9 @@ caf::behavior session(caf::event_based_actor* self,
                 const auto ack = codecs::avl_ack(n);
                 link->send({ack.begin(), ack.end()});
                 counters.acks_sent.fetch_add(1);
+                counters.ack_latency.observe(
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - received)
+                        .count());
               } else {
                 counters.persist_failures.fetch_add(1);
                 spdlog::debug("device {}: packet not persisted ({}); no ACK", state->imei, o.error);
@@ -166,6 +173,9 @@ caf::behavior session(caf::event_based_actor* self,
   return {
       [=, &counters](frame_atom, std::uint8_t kind, std::uint8_t codec,
                      const std::vector<std::uint8_t>& bytes) {
+        if (static_cast<codecs::frame_kind>(kind) != codecs::frame_kind::imei &&
+            static_cast<codecs::frame_kind>(kind) != codecs::frame_kind::keepalive)
+          counters.frames_by_codec[codec].fetch_add(1, std::memory_order_relaxed);
         switch (static_cast<codecs::frame_kind>(kind)) {
           case codecs::frame_kind::imei:
             on_imei(bytes);

@@ -24,7 +24,6 @@ using infra::metrics::gateway_counters;
 struct session_config {
   std::string instance_id;
   codecs::crc_policy crc = codecs::crc_policy::strict;
-  std::chrono::milliseconds persist_timeout{30'000};
   /// IMEIs allowed to connect; empty means every well-formed IMEI.
   std::unordered_set<std::string> allowlist;
   /// Telemetry writer shards; a device always goes to the same one.

@@ -25,9 +25,10 @@ struct writer_state {
 
 caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config& config,
                                const std::shared_ptr<infra::telemetry::telemetry_store>& store,
-                               int shard) {
+                               int shard,
+                               const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   auto state = std::make_shared<writer_state>();
-  auto flush = [config, store, state, shard] {
+  auto flush = [config, store, state, shard, counters] {
     state->flush_queued = false;
     if (state->ops.empty()) return;
     std::vector<write_outcome> outcomes;
@@ -36,10 +37,12 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
       // Fail fast while backing off: the device keeps its records and resends.
       outcomes.assign(state->ops.size(), write_outcome{false, false, 0, state->down_reason});
     } else {
+      counters->writer_batch_size.observe(static_cast<double>(state->ops.size()));
       outcomes = store->write_batch(state->ops);
       const bool failed =
           !outcomes.empty() && !outcomes.front().ok && outcomes.front().error.starts_with("IO");
       if (failed) {
+        counters->writer_redis_errors.fetch_add(1, std::memory_order_relaxed);
         if (!state->down)
           spdlog::error(
               "telemetry writer {}: Redis unavailable ({}); devices are not ACKed "
@@ -51,6 +54,7 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
         state->backoff = std::min(state->backoff * 2, config.max_backoff);
       } else if (state->down) {
         spdlog::info("telemetry writer {}: Redis reachable again", shard);
+        counters->writer_reconnects.fetch_add(1, std::memory_order_relaxed);
         state->down = false;
         state->backoff = std::chrono::milliseconds{100};
       }

@@ -5,6 +5,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "infra/metrics/gateway_counters.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::actors::gateway {
@@ -22,6 +23,7 @@ struct writer_config {
 /// logging the outage once. Spawn it detached: the store blocks.
 caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config& config,
                                const std::shared_ptr<infra::telemetry::telemetry_store>& store,
-                               int shard);
+                               int shard,
+                               const std::shared_ptr<infra::metrics::gateway_counters>& counters);
 
 }  // namespace tgw::actors::gateway

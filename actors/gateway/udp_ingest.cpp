@@ -41,7 +41,7 @@ caf::behavior udp_ingest(caf::event_based_actor* self,
         const auto n = static_cast<std::uint8_t>(packet.records.size());
         counters.persist_in_flight.fetch_add(1);
         self->request(config->writers[std::hash<std::string>{}(imei) % config->writers.size()],
-                      config->persist_timeout, persist_atom::value, std::move(job))
+                      caf::duration{caf::infinite}, persist_atom::value, std::move(job))
             .then(
                 [config, reply, header, n, imei](const infra::telemetry::write_outcome& o) {
                   auto& c = *config->counters;

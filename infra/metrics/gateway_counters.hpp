@@ -1,7 +1,10 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+
+#include "infra/metrics/atomic_histogram.hpp"
 
 namespace tgw::infra::metrics {
 
@@ -24,6 +27,22 @@ struct gateway_counters {
   std::atomic<std::uint64_t> janitor_evicted{0};
   std::atomic<std::uint64_t> janitor_passes{0};
   std::atomic<std::int64_t> registry_held{0};
+
+  /// Frames by codec id byte (08, 8E, 10, 0C..0F), AVL and command alike.
+  std::array<std::atomic<std::uint64_t>, 256> frames_by_codec{};
+  /// AVL frames refused by the decoder, by codecs::errc value.
+  std::array<std::atomic<std::uint64_t>, 32> frames_rejected_by_error{};
+
+  /// Seconds from the session receiving an AVL frame to its ACK going to the socket:
+  /// the writer's queue plus the Redis round trip.
+  atomic_histogram<12> ack_latency{
+      {0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0}};
+  /// Writes (packets and events) per telemetry writer round trip.
+  atomic_histogram<10> writer_batch_size{{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}};
+  /// Telemetry writer round trips that failed because Redis was unreachable or refused.
+  std::atomic<std::uint64_t> writer_redis_errors{0};
+  /// Times a telemetry writer found Redis reachable again after an outage.
+  std::atomic<std::uint64_t> writer_reconnects{0};
 };
 
 }  // namespace tgw::infra::metrics

@@ -1,11 +1,40 @@
 #include "infra/metrics/metrics_endpoint.hpp"
 
+#include <array>
+#include <limits>
+
 #include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
 #include <prometheus/metric_family.h>
 
+#include "codecs/codec_id.hpp"
+#include "codecs/errc.hpp"
+
 namespace tgw::infra::metrics {
 namespace {
+
+// Every errc a frame can be refused with, by name; `ok` and `need_more` never count.
+constexpr codecs::errc last_errc = codecs::errc::value_out_of_range;
+
+template <std::size_t N>
+prometheus::MetricFamily histogram_family(const char* name, const char* help,
+                                          const atomic_histogram<N>& h,
+                                          const std::string& instance) {
+  prometheus::MetricFamily f{name, help, prometheus::MetricType::Histogram, {}};
+  prometheus::ClientMetric m;
+  m.label.push_back({"instance_id", instance});
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    cumulative += h.bucket(i);
+    m.histogram.bucket.push_back({cumulative, h.bounds()[i]});
+  }
+  cumulative += h.bucket(N);
+  m.histogram.bucket.push_back({cumulative, std::numeric_limits<double>::infinity()});
+  m.histogram.sample_count = cumulative;
+  m.histogram.sample_sum = h.sum();
+  f.metric.push_back(std::move(m));
+  return f;
+}
 
 class counters_collector final : public prometheus::Collectable {
  public:
@@ -46,6 +75,52 @@ class counters_collector final : public prometheus::Collectable {
             "kind");
     counter("teltonika_frames_rejected_total", "AVL frames refused (bad CRC, malformed)",
             {{"", v(c_->frames_rejected)}}, nullptr);
+    {
+      prometheus::MetricFamily f{"teltonika_frames_by_codec_total",
+                                 "Frames received by codec",
+                                 prometheus::MetricType::Counter,
+                                 {}};
+      for (const std::uint8_t id :
+           std::array<std::uint8_t, 7>{0x08, 0x8E, 0x10, 0x0C, 0x0D, 0x0E, 0x0F}) {
+        prometheus::ClientMetric m;
+        m.label.push_back({"instance_id", instance_});
+        m.label.push_back({"codec", std::string(codecs::codec_name(id))});
+        m.counter.value = v(c_->frames_by_codec[id]);
+        f.metric.push_back(std::move(m));
+      }
+      out.push_back(std::move(f));
+    }
+    {
+      // Decode errors are counted by the sessions, framing errors (which close the
+      // connection) by the TCP server; both land here under the error's name.
+      prometheus::MetricFamily f{"teltonika_frame_errors_total",
+                                 "Frames refused, by error (decode and framing)",
+                                 prometheus::MetricType::Counter,
+                                 {}};
+      for (std::size_t e = static_cast<std::size_t>(codecs::errc::bad_preamble);
+           e <= static_cast<std::size_t>(last_errc); ++e) {
+        prometheus::ClientMetric m;
+        m.label.push_back({"instance_id", instance_});
+        m.label.push_back({"error", std::string(codecs::to_string(static_cast<codecs::errc>(e)))});
+        m.counter.value =
+            v(c_->frames_rejected_by_error[e]) + (g_.framing_errors ? g_.framing_errors(e) : 0.0);
+        f.metric.push_back(std::move(m));
+      }
+      out.push_back(std::move(f));
+    }
+    out.push_back(histogram_family("teltonika_ack_latency_seconds",
+                                   "From an AVL frame reaching its session to its ACK, seconds",
+                                   c_->ack_latency, instance_));
+    out.push_back(histogram_family("teltonika_writer_batch_size",
+                                   "Writes (packets and events) per telemetry writer round trip",
+                                   c_->writer_batch_size, instance_));
+    counter(
+        "teltonika_redis_errors_total", "Redis round trips that failed, by component",
+        {{"telemetry_writer", v(c_->writer_redis_errors)}, {"registry", v(c_->registry_failures)}},
+        "component");
+    counter("teltonika_redis_reconnects_total",
+            "Telemetry writers that found Redis reachable again after an outage",
+            {{"", v(c_->writer_reconnects)}}, nullptr);
     counter("teltonika_records_persisted_total", "AVL records stored and ACKed",
             {{"", v(c_->records_persisted)}}, nullptr);
     counter("teltonika_packets_duplicate_total", "Resent packets ACKed without storing again",
@@ -66,6 +141,11 @@ class counters_collector final : public prometheus::Collectable {
           v(c_->registry_held));
     if (g_.connections_open)
       gauge("teltonika_connections", "Open device TCP connections", g_.connections_open());
+    if (g_.connections_accepted && g_.connections_refused)
+      counter("teltonika_connections_total", "Device TCP connections by outcome",
+              {{"accepted", g_.connections_accepted()},
+               {"refused_over_limit", g_.connections_refused()}},
+              "result");
     return out;
   }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -11,6 +12,10 @@ namespace tgw::infra::metrics {
 /// Extra gauges read at scrape time (for example, open connections from the server).
 struct live_gauges {
   std::function<double()> connections_open;
+  std::function<double()> connections_accepted;
+  std::function<double()> connections_refused;
+  /// Connections closed for a framing error with this codecs::errc value.
+  std::function<double(std::size_t errc)> framing_errors;
 };
 
 /// Serves Prometheus text at http://ADDR/metrics (prometheus-cpp's civetweb server,

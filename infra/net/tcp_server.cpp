@@ -106,6 +106,9 @@ class tcp_connection final : public device_link,
       const codecs::frame_result r = framer_.next();
       if (r.status.code == codecs::errc::need_more) break;
       if (!r.status.ok()) {
+        const auto code = static_cast<std::size_t>(r.status.code);
+        if (*alive_ && code < server_.counters_.framing_errors.size())
+          server_.counters_.framing_errors[code].fetch_add(1, std::memory_order_relaxed);
         shutdown(std::string("framing error: ") + std::string(codecs::to_string(r.status.code)) +
                  " at stream offset " + std::to_string(r.status.offset));
         return;

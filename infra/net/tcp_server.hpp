@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -29,6 +30,8 @@ struct server_counters {
   std::atomic<std::uint64_t> accepted{0};
   std::atomic<std::uint64_t> refused_over_limit{0};
   std::atomic<std::int64_t> open{0};
+  /// Connections closed for a framing error, by codecs::errc value.
+  std::array<std::atomic<std::uint64_t>, 32> framing_errors{};
 };
 
 /// Makes the listener for a new connection.

@@ -9,51 +9,90 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- KEYS: telemetry stream, journal:{imei}, device:{imei}
--- ARGV: imei instance fingerprint journal_maxlen telemetry_maxlen n_records,
---       then per record: ts priority lon lat alt angle sats speed event_io io_json
--- Returns {stored, duplicate}: a packet whose fingerprint equals the last accepted
--- one is a resend after a lost ACK: it is acknowledged again but not stored.
-local function persist_packet(keys, args)
-  local stream, journal, device = keys[1], keys[2], keys[3]
-  local imei, instance, fp = args[1], args[2], args[3]
-  local journal_maxlen, telemetry_maxlen = tonumber(args[4]), tonumber(args[5])
-  local n = tonumber(args[6])
-  local now = now_ms()
-  if redis.call('HGET', device, 'last_fingerprint') == fp then
-    redis.call('XADD', journal, 'MAXLEN', '~', journal_maxlen, '*', 'type', 'packet_resent',
-               'at_ms', now, 'instance', instance, 'fingerprint', fp, 'records', n)
-    redis.call('HSET', device, 'last_seen_ms', now)
-    return {0, 1}
+-- Persists one packet. `a` is the ARGV table and `o` the index of the packet's first
+-- argument (imei); returns the number of records stored, or -1 for a resend.
+-- ARGV from o: imei fingerprint n_records, then per record: ts priority lon lat alt
+-- angle sats speed event_io io_json. A packet whose fingerprint equals the last
+-- accepted one is a resend after a lost ACK: acknowledged again, not stored.
+local function persist_one(ctx, journal, device, a, o)
+  local imei, fp, n = a[o], a[o + 1], tonumber(a[o + 2])
+  local seen = redis.call('HMGET', device, 'last_fingerprint', 'records_total')
+  if seen[1] == fp then
+    redis.call('XADD', journal, 'MAXLEN', '~', ctx.journal_maxlen, '*', 'type', 'packet_resent',
+               'at_ms', ctx.now, 'instance', ctx.instance, 'fingerprint', fp, 'records', n)
+    redis.call('HSET', device, 'last_seen_ms', ctx.now)
+    return -1
   end
-  local base = 6
+  local base = o + 2
   local first_ts, last_ts, newest = nil, nil, nil
   for i = 0, n - 1 do
-    local o = base + i * 10
-    local ts = args[o + 1]
-    if telemetry_maxlen > 0 then
-      redis.call('XADD', stream, 'MAXLEN', '~', telemetry_maxlen, '*', 'imei', imei, 'ts', ts,
-                 'pri', args[o + 2], 'lon', args[o + 3], 'lat', args[o + 4], 'alt', args[o + 5],
-                 'ang', args[o + 6], 'sat', args[o + 7], 'spd', args[o + 8],
-                 'evt', args[o + 9], 'io', args[o + 10])
+    local r = base + i * 10
+    local ts = a[r + 1]
+    if ctx.telemetry_maxlen > 0 then
+      redis.call('XADD', ctx.stream, 'MAXLEN', '~', ctx.telemetry_maxlen, '*', 'imei', imei,
+                 'ts', ts, 'pri', a[r + 2], 'lon', a[r + 3], 'lat', a[r + 4], 'alt', a[r + 5],
+                 'ang', a[r + 6], 'sat', a[r + 7], 'spd', a[r + 8], 'evt', a[r + 9],
+                 'io', a[r + 10])
     else
-      redis.call('XADD', stream, '*', 'imei', imei, 'ts', ts, 'pri', args[o + 2],
-                 'lon', args[o + 3], 'lat', args[o + 4], 'alt', args[o + 5], 'ang', args[o + 6],
-                 'sat', args[o + 7], 'spd', args[o + 8], 'evt', args[o + 9], 'io', args[o + 10])
+      redis.call('XADD', ctx.stream, '*', 'imei', imei, 'ts', ts, 'pri', a[r + 2],
+                 'lon', a[r + 3], 'lat', a[r + 4], 'alt', a[r + 5], 'ang', a[r + 6],
+                 'sat', a[r + 7], 'spd', a[r + 8], 'evt', a[r + 9], 'io', a[r + 10])
     end
     if first_ts == nil then first_ts = ts end
     last_ts = ts
-    if newest == nil or tonumber(ts) > tonumber(args[newest + 1]) then newest = o end
+    if newest == nil or tonumber(ts) > tonumber(a[newest + 1]) then newest = r end
   end
-  redis.call('XADD', journal, 'MAXLEN', '~', journal_maxlen, '*', 'type', 'records_accepted',
-             'at_ms', now, 'instance', instance, 'fingerprint', fp, 'records', n,
-             'first_ts', first_ts, 'last_ts', last_ts, 'pos_ts', args[newest + 1],
-             'lon', args[newest + 3], 'lat', args[newest + 4], 'speed', args[newest + 8])
-  redis.call('HSET', device, 'last_fingerprint', fp, 'last_seen_ms', now,
-             'last_ts', args[newest + 1], 'lon', args[newest + 3], 'lat', args[newest + 4],
-             'speed', args[newest + 8], 'instance', instance)
-  redis.call('HINCRBY', device, 'records_total', n)
-  return {n, 0}
+  redis.call('XADD', journal, 'MAXLEN', '~', ctx.journal_maxlen, '*', 'type', 'records_accepted',
+             'at_ms', ctx.now, 'instance', ctx.instance, 'fingerprint', fp, 'records', n,
+             'first_ts', first_ts, 'last_ts', last_ts, 'pos_ts', a[newest + 1],
+             'lon', a[newest + 3], 'lat', a[newest + 4], 'speed', a[newest + 8])
+  -- One HSET folds the event into the projection, records_total included.
+  redis.call('HSET', device, 'last_fingerprint', fp, 'last_seen_ms', ctx.now,
+             'last_ts', a[newest + 1], 'lon', a[newest + 3], 'lat', a[newest + 4],
+             'speed', a[newest + 8], 'instance', ctx.instance,
+             'records_total', (tonumber(seen[2]) or 0) + n)
+  return n
+end
+
+-- Appends one event; ARGV from o: imei type online(-1 keeps it) n_fields, then
+-- n_fields field/value pairs.
+local function append_one(ctx, journal, device, a, o)
+  local entry = {'type', a[o + 1], 'at_ms', ctx.now, 'instance', ctx.instance}
+  local nf = tonumber(a[o + 3])
+  for i = 1, nf * 2 do entry[#entry + 1] = a[o + 3 + i] end
+  redis.call('XADD', journal, 'MAXLEN', '~', ctx.journal_maxlen, '*', unpack(entry))
+  if a[o + 2] ~= '-1' then
+    redis.call('HSET', device, 'online', a[o + 2], 'last_seen_ms', ctx.now,
+               'instance', ctx.instance)
+  end
+  return 0
+end
+
+-- The writer's batch: many devices' packets and events in one call, so the call's own
+-- cost and the server clock read are paid once per batch rather than once per packet.
+-- Each op is still atomic with its journal event and projection (the whole call is).
+-- KEYS: telemetry stream, then journal:{imei} and device:{imei} for each op, in order
+-- ARGV: instance journal_maxlen telemetry_maxlen, then ops, each starting with
+--       'P' (a packet, see persist_one) or 'E' (an event, see append_one)
+-- Returns one integer per op: records stored, -1 for a recognised resend, 0 for an event.
+local function persist_batch(keys, args)
+  local ctx = {stream = keys[1], instance = args[1], journal_maxlen = tonumber(args[2]),
+               telemetry_maxlen = tonumber(args[3]), now = now_ms()}
+  local out, o, k = {}, 4, 2
+  while o <= #args do
+    local kind = args[o]
+    if kind == 'P' then
+      out[#out + 1] = persist_one(ctx, keys[k], keys[k + 1], args, o + 1)
+      o = o + 4 + tonumber(args[o + 3]) * 10
+    elseif kind == 'E' then
+      out[#out + 1] = append_one(ctx, keys[k], keys[k + 1], args, o + 1)
+      o = o + 5 + tonumber(args[o + 4]) * 2
+    else
+      return redis.error_reply('ERR tgw_persist_batch: bad op ' .. tostring(kind))
+    end
+    k = k + 2
+  end
+  return out
 end
 
 -- KEYS: journal:{imei}, device:{imei}
@@ -70,5 +109,5 @@ local function append_event(keys, args)
   return now
 end
 
-redis.register_function('tgw_persist_packet', persist_packet)
+redis.register_function('tgw_persist_batch', persist_batch)
 redis.register_function('tgw_append_event', append_event)

@@ -1,42 +1,62 @@
 #include "infra/telemetry/redis_telemetry_store.hpp"
 
+#include <algorithm>
+
 #include "infra/telemetry/gateway_library.hpp"
 
 namespace tgw::infra::telemetry {
 namespace {
 
-std::vector<std::string> packet_command(const packet_job& p, const store_settings& s) {
-  std::vector<std::string> argv = {"FCALL",
-                                   "tgw_persist_packet",
-                                   "3",
-                                   keys::telemetry_stream,
-                                   keys::journal(p.imei),
-                                   keys::device(p.imei),
-                                   p.imei,
-                                   s.instance_id,
-                                   p.fingerprint,
-                                   std::to_string(s.journal_maxlen),
-                                   std::to_string(s.telemetry_maxlen),
-                                   std::to_string(p.records.size())};
-  argv.reserve(argv.size() + p.records.size() * 10);
-  for (const record_fields& r : p.records) argv.insert(argv.end(), r.begin(), r.end());
-  return argv;
+// Ops per FCALL. A call runs atomically and holds Redis for its whole length, so a
+// batch of hundreds of ops is cut into calls of this size, pipelined in one round trip:
+// the call's fixed cost is shared without stalling other clients for long.
+constexpr std::size_t ops_per_call = 64;
+
+void append_packet(std::vector<std::string>& keys, std::vector<std::string>& args,
+                   const packet_job& p) {
+  keys.push_back(keys::journal(p.imei));
+  keys.push_back(keys::device(p.imei));
+  args.push_back("P");
+  args.push_back(p.imei);
+  args.push_back(p.fingerprint);
+  args.push_back(std::to_string(p.records.size()));
+  for (const record_fields& r : p.records) args.insert(args.end(), r.begin(), r.end());
 }
 
-std::vector<std::string> event_command(const journal_event& e, const store_settings& s) {
-  std::vector<std::string> argv = {"FCALL",
-                                   "tgw_append_event",
-                                   "2",
-                                   keys::journal(e.imei),
-                                   keys::device(e.imei),
-                                   e.type,
-                                   s.instance_id,
-                                   std::to_string(s.journal_maxlen),
-                                   std::to_string(e.online)};
+void append_event(std::vector<std::string>& keys, std::vector<std::string>& args,
+                  const journal_event& e) {
+  keys.push_back(keys::journal(e.imei));
+  keys.push_back(keys::device(e.imei));
+  args.push_back("E");
+  args.push_back(e.imei);
+  args.push_back(e.type);
+  args.push_back(std::to_string(e.online));
+  args.push_back(std::to_string(e.fields.size()));
   for (const auto& [k, v] : e.fields) {
-    argv.push_back(k);
-    argv.push_back(v);
+    args.push_back(k);
+    args.push_back(v);
   }
+}
+
+/// FCALL tgw_persist_batch for ops[first, last).
+std::vector<std::string> batch_command(const std::vector<write_op>& ops, std::size_t first,
+                                       std::size_t last, const store_settings& s) {
+  std::vector<std::string> keys{keys::telemetry_stream};
+  std::vector<std::string> args{s.instance_id, std::to_string(s.journal_maxlen),
+                                std::to_string(s.telemetry_maxlen)};
+  for (std::size_t i = first; i < last; ++i) {
+    if (ops[i].is_packet)
+      append_packet(keys, args, ops[i].packet);
+    else
+      append_event(keys, args, ops[i].event);
+  }
+  std::vector<std::string> argv;
+  argv.reserve(3 + keys.size() + args.size());
+  argv.emplace_back("FCALL");
+  argv.emplace_back("tgw_persist_batch");
+  argv.push_back(std::to_string(keys.size()));
+  for (std::string& k : keys) argv.push_back(std::move(k));
+  for (std::string& a : args) argv.push_back(std::move(a));
   return argv;
 }
 
@@ -68,26 +88,31 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
     return out;
   }
   std::vector<std::vector<std::string>> commands;
-  commands.reserve(ops.size());
-  for (const write_op& op : ops)
-    commands.push_back(op.is_packet ? packet_command(op.packet, settings_)
-                                    : event_command(op.event, settings_));
+  commands.reserve((ops.size() + ops_per_call - 1) / ops_per_call);
+  for (std::size_t first = 0; first < ops.size(); first += ops_per_call)
+    commands.push_back(
+        batch_command(ops, first, std::min(ops.size(), first + ops_per_call), settings_));
   std::vector<redis::value> replies = conn_.pipeline(commands);
   if (!replies.empty() && redis::error_is(replies.front(), "ERR Function not found") &&
       load_library(error))
     replies = conn_.pipeline(commands);
   if (!conn_.connected()) loaded_ = false;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const redis::value& r = replies[i];
-    if (r.is_error()) {
-      out[i].error = r.text;
-    } else if (ops[i].is_packet && r.is_array() && r.elements.size() == 2) {
-      out[i].ok = true;
-      out[i].stored = r.elements[0].as_int().value_or(0);
-      out[i].duplicate = r.elements[1].as_int().value_or(0) == 1;
-    } else {
-      out[i].ok = !ops[i].is_packet;
-      if (!out[i].ok) out[i].error = "unexpected reply";
+  for (std::size_t c = 0; c < commands.size(); ++c) {
+    const redis::value& r = replies[c];
+    const std::size_t first = c * ops_per_call;
+    const std::size_t last = std::min(ops.size(), first + ops_per_call);
+    const bool well_formed = r.is_array() && r.elements.size() == last - first;
+    for (std::size_t i = first; i < last; ++i) {
+      if (r.is_error()) {
+        out[i].error = r.text;
+      } else if (!well_formed) {
+        out[i].error = "unexpected reply to tgw_persist_batch";
+      } else {
+        const std::int64_t stored = r.elements[i - first].as_int().value_or(0);
+        out[i].ok = true;
+        out[i].duplicate = stored < 0;
+        out[i].stored = stored < 0 ? 0 : stored;
+      }
     }
   }
   return out;

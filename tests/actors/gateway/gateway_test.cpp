@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -69,6 +70,41 @@ bytes ack(std::uint32_t n) {
           static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
 }
 
+/// GET http://127.0.0.1:port/metrics, the whole response; empty when unreachable.
+std::string scrape_metrics(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request =
+        "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    timeval tv{2, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buffer[4096];
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
+      out.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+/// The value of the sample line that starts with `series` (name and labels), or -1.
+double metric(const std::string& text, const std::string& series) {
+  std::size_t at = 0;
+  while ((at = text.find(series, at)) != std::string::npos) {
+    if (at == 0 || text[at - 1] == '\n') {
+      const std::size_t end = text.find('\n', at);
+      return std::stod(text.substr(at + series.size(), end - at - series.size()));
+    }
+    at += series.size();
+  }
+  return -1;
+}
+
 class Gateway : public ::testing::Test {
  protected:
   explicit Gateway(bool durable = false) : server(durable) {}
@@ -83,6 +119,16 @@ class Gateway : public ::testing::Test {
         "--metrics-addr", "",
         "--instance-id",  "gw-test",
         "--log-level",    "debug"};
+    // A flag given in `extra` replaces the default above (CLI11 takes each once).
+    for (std::size_t i = 0; i + 1 < extra.size(); ++i) {
+      const auto at = std::find(argv.begin(), argv.end(), extra[i]);
+      if (extra[i].starts_with("--") && at != argv.end() && at + 1 != argv.end()) {
+        *(at + 1) = extra[i + 1];
+        extra.erase(extra.begin() + static_cast<std::ptrdiff_t>(i),
+                    extra.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+        --i;
+      }
+    }
     argv.insert(argv.end(), extra.begin(), extra.end());
     gateway.emplace(argv, ::testing::TempDir() + "/gateway.log");
     ASSERT_TRUE(eventually([&] { return device(port).connected(); })) << "gateway did not start";
@@ -234,6 +280,48 @@ TEST_F(Gateway, ClosesAnOversizeLengthAStalledHandshakeAndAnIdleSocket) {
       redis.command({"XREVRANGE", "journal:123456789012345", "+", "-", "COUNT", "1"});
   const auto& fields = events.elements.at(0).elements.at(1).elements;
   EXPECT_EQ(fields.back().text, "idle timeout");
+}
+
+TEST_F(Gateway, MetricsCountFramesByCodecAndErrorAndTimeTheAcks) {
+  const std::uint16_t metrics_port = free_port();
+  start(
+      {"--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port), "--max-frame-size", "2048"});
+  device d(port);
+  d.send(handshake(imei_a));
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  d.send(packet(2, 1'700'000'000'000));
+  ASSERT_EQ(d.receive(4), ack(2));
+  d.send(packet(1, 1'700'000'100'000, codecs::codec_id::codec8));
+  ASSERT_EQ(d.receive(4), ack(1));
+  bytes bad = packet(1, 1'700'000'200'000);
+  bad.back() ^= 0x01;
+  d.send(bad);
+  EXPECT_FALSE(d.receive(4).has_value());
+  device oversize(port);
+  oversize.send(handshake("123456789012345"));
+  ASSERT_EQ(oversize.receive(1), bytes{0x01});
+  oversize.send({0, 0, 0, 0, 0, 0x10, 0, 0});
+  ASSERT_TRUE(oversize.closed_by_server());
+
+  const std::string id = "instance_id=\"gw-test\"";
+  std::string text;
+  ASSERT_TRUE(eventually([&] {
+    text = scrape_metrics(metrics_port);
+    return metric(text, "teltonika_frame_errors_total{" + id + ",error=\"length_too_large\"} ") ==
+           1;
+  })) << text;
+  EXPECT_EQ(metric(text, "teltonika_frames_by_codec_total{" + id + ",codec=\"8E\"} "), 2) << text;
+  EXPECT_EQ(metric(text, "teltonika_frames_by_codec_total{" + id + ",codec=\"8\"} "), 1);
+  EXPECT_EQ(metric(text, "teltonika_frame_errors_total{" + id + ",error=\"bad_crc\"} "), 1);
+  EXPECT_EQ(metric(text, "teltonika_records_persisted_total{" + id + "} "), 3);
+  EXPECT_EQ(metric(text, "teltonika_ack_latency_seconds_count{" + id + "} "), 2);
+  EXPECT_EQ(metric(text, "teltonika_ack_latency_seconds_bucket{" + id + ",le=\"+Inf\"} "), 2);
+  EXPECT_GE(metric(text, "teltonika_writer_batch_size_count{" + id + "} "), 1);
+  EXPECT_EQ(metric(text, "teltonika_handshakes_total{" + id + ",result=\"accepted\"} "), 2);
+  // start() probes the port with one connection of its own.
+  EXPECT_EQ(metric(text, "teltonika_connections_total{" + id + ",result=\"accepted\"} "), 3);
+  EXPECT_EQ(
+      metric(text, "teltonika_redis_errors_total{" + id + ",component=\"telemetry_writer\"} "), 0);
 }
 
 TEST_F(Gateway, SigtermDrainsAndExitsZero) {

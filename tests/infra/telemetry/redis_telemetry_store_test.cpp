@@ -1,0 +1,101 @@
+#include "infra/telemetry/redis_telemetry_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/redis_server.hpp"
+
+namespace tgw::infra::telemetry {
+namespace {
+
+using namespace std::chrono_literals;
+
+record_fields sample_record(int ts) {
+  return {std::to_string(ts), "1", "252616688", "546992512", "105", "90", "12", "40", "239",
+          R"({"239":1})"};
+}
+
+write_op packet_op(const std::string& imei, const std::string& fingerprint, int records, int ts) {
+  write_op op;
+  op.packet.imei = imei;
+  op.packet.fingerprint = fingerprint;
+  for (int i = 0; i < records; ++i) op.packet.records.push_back(sample_record(ts + i));
+  return op;
+}
+
+write_op event_op(const std::string& imei, const std::string& type, int online) {
+  write_op op;
+  op.is_packet = false;
+  op.event = {imei, type, online, {{"peer", "127.0.0.1:1"}}};
+  return op;
+}
+
+class TelemetryStore : public ::testing::Test {
+ protected:
+  redis_telemetry_store store() {
+    return redis_telemetry_store({server.endpoint(), 1000ms, 5000ms, "test"}, {"gw-1", 1000, 0});
+  }
+  std::string device_field(const std::string& imei, const char* field) {
+    return redis.command({"HGET", keys::device(imei), field}).text;
+  }
+
+  test::redis_server server;
+  redis::connection redis = server.connect();
+};
+
+// A writer batch is cut into several function calls; every op still gets its own
+// outcome, in order, and ops of one device apply in order within the batch.
+TEST_F(TelemetryStore, ABatchLargerThanOneCallKeepsEveryOutcomeInOrder) {
+  auto s = store();
+  std::string error;
+  ASSERT_TRUE(s.load_library(error)) << error;
+  std::vector<write_op> ops;
+  for (int d = 0; d < 100; ++d) {
+    const std::string imei = std::to_string(356307040000000 + d);
+    ops.push_back(event_op(imei, "identified", 1));
+    ops.push_back(packet_op(imei, "fp-" + std::to_string(d), 1 + d % 3, 1000 * d));
+  }
+  // Device 0 resends its packet in the same batch: recognised, not stored again.
+  ops.push_back(packet_op("356307040000000", "fp-0", 1, 0));
+  const auto outcomes = s.write_batch(ops);
+  ASSERT_EQ(outcomes.size(), ops.size());
+  std::int64_t stored = 0;
+  for (std::size_t i = 0; i + 1 < ops.size(); ++i) {
+    ASSERT_TRUE(outcomes[i].ok) << i << ": " << outcomes[i].error;
+    EXPECT_FALSE(outcomes[i].duplicate) << i;
+    if (ops[i].is_packet) {
+      EXPECT_EQ(outcomes[i].stored, static_cast<std::int64_t>(ops[i].packet.records.size()));
+      stored += outcomes[i].stored;
+    } else {
+      EXPECT_EQ(outcomes[i].stored, 0);
+    }
+  }
+  EXPECT_TRUE(outcomes.back().ok);
+  EXPECT_TRUE(outcomes.back().duplicate);
+  EXPECT_EQ(redis.command({"XLEN", keys::telemetry_stream}).integer, stored);
+  EXPECT_EQ(device_field("356307040000099", "records_total"), "1");
+  EXPECT_EQ(device_field("356307040000099", "online"), "1");
+  EXPECT_EQ(device_field("356307040000098", "last_fingerprint"), "fp-98");
+  const auto journal = redis.command({"XRANGE", keys::journal("356307040000000"), "-", "+"});
+  ASSERT_EQ(journal.elements.size(), 3u);
+  EXPECT_EQ(journal.elements[2].elements[1].elements[1].text, "packet_resent");
+}
+
+TEST_F(TelemetryStore, RedisDownFailsEveryOpWithAnIoErrorAndRecovers) {
+  auto s = store();
+  std::string error;
+  ASSERT_TRUE(s.load_library(error)) << error;
+  server.stop();
+  const auto down = s.write_batch({packet_op("356307040000001", "fp", 1, 0)});
+  ASSERT_EQ(down.size(), 1u);
+  EXPECT_FALSE(down[0].ok);
+  EXPECT_TRUE(down[0].error.starts_with("IO")) << down[0].error;
+  // A restarted Redis has lost the function library; the store loads it again.
+  server.start();
+  const auto up = s.write_batch({packet_op("356307040000001", "fp", 1, 0)});
+  ASSERT_EQ(up.size(), 1u);
+  EXPECT_TRUE(up[0].ok) << up[0].error;
+  EXPECT_EQ(up[0].stored, 1);
+}
+
+}  // namespace
+}  // namespace tgw::infra::telemetry
