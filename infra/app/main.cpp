@@ -6,6 +6,7 @@
 #include "actors/gateway/run_gateway.hpp"
 #include "actors/node/run_node.hpp"
 #include "infra/app/termination.hpp"
+#include "infra/cli/command_command.hpp"
 #include "infra/cli/decode_command.hpp"
 #include "infra/cli/node_command.hpp"
 #include "infra/cli/registry_command.hpp"
@@ -23,6 +24,7 @@ int run(int argc, char** argv) {
   tgw::infra::add_serve_command(app, tgw::actors::gateway::run_gateway, exit_code);
   tgw::infra::add_decode_command(app, exit_code);
   tgw::infra::add_registry_command(app, exit_code);
+  tgw::infra::add_command_command(app, exit_code);
   tgw::infra::add_node_command(app, tgw::actors::node::run_node, exit_code);
   tgw::infra::add_simulate_command(app, exit_code);
   try {

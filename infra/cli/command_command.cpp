@@ -1,0 +1,264 @@
+#include "infra/cli/command_command.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "infra/commands/command_publisher.hpp"
+#include "infra/text/duration.hpp"
+
+namespace tgw::infra {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Exit codes of `tgw command send` (docs/COMMANDS.md).
+constexpr int exit_responded = 0;
+constexpr int exit_failed = 1;
+constexpr int exit_queued = 3;
+
+// The device reads Codec 12/14 commands into a small buffer; the gateway refuses
+// larger payloads, so refuse them here before they travel.
+constexpr std::size_t max_payload = 512;
+
+struct common_settings {
+  std::string redis_url = "redis://127.0.0.1:6379/0";
+  bool json = false;
+};
+
+struct send_settings {
+  common_settings common;
+  std::string imei;
+  std::string text;
+  int codec = 12;
+  std::string timeout = "30s";
+  std::string ttl = "300s";
+  bool queue_if_offline = false;
+};
+
+// main() blocks SIGINT and SIGTERM in every thread, so they never interrupt a read;
+// the loops poll for them between reads instead (at most one BLOCK period late).
+bool termination_requested() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  const timespec zero{};
+  return sigtimedwait(&set, nullptr, &zero) > 0;
+}
+
+std::unique_ptr<commands::command_publisher> open_publisher(const std::string& url,
+                                                            const char* who) {
+  std::string error;
+  const auto where = redis::parse_redis_url(url, error);
+  if (!where) {
+    std::cerr << "tgw command " << who << ": " << error << '\n';
+    return nullptr;
+  }
+  // The socket timeout exceeds the 1000 ms BLOCK of each read: with a shorter one
+  // hiredis abandons a read that the server still serves.
+  auto publisher = std::make_unique<commands::command_publisher>(
+      redis::connection::options{*where, milliseconds{2000}, milliseconds{3000},
+                                 std::string("tgw-command-") + who},
+      milliseconds{1000});
+  if (!publisher->load_library(error)) {
+    std::cerr << "tgw command " << who << ": Redis unreachable: " << error << '\n';
+    return nullptr;
+  }
+  return publisher;
+}
+
+nlohmann::ordered_json null_if_empty(const std::string& s) {
+  return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
+}
+
+int run_send(const send_settings& s) {
+  const milliseconds timeout = *parse_duration(s.timeout);
+  const milliseconds ttl = *parse_duration(s.ttl);
+  auto publisher = open_publisher(s.common.redis_url, "send");
+  if (!publisher) return exit_failed;
+
+  std::string error;
+  const auto started = std::chrono::steady_clock::now();
+  const auto published =
+      publisher->publish(s.imei, s.text, s.codec,
+                         std::chrono::duration_cast<std::chrono::seconds>(ttl + milliseconds{999}),
+                         s.queue_if_offline, error);
+  if (!published) {
+    std::cerr << "tgw command send: " << error << '\n';
+    return exit_failed;
+  }
+
+  nlohmann::ordered_json out;
+  out["command_id"] = published->command_id;
+  out["imei"] = s.imei;
+  std::string line;
+  int code = exit_failed;
+  commands::command_response r;
+  bool answered = false;
+  if (published->status == "offline") {
+    r.status = "failed";
+    r.failure_reason = "socket_closed";
+    line = "failed: socket_closed (device " + s.imei + " is not connected)";
+  } else if (published->status == "queued") {
+    r.status = "queued";
+    line = "queued: device offline; delivered on next connect";
+    code = exit_queued;
+  } else {
+    auto got = publisher->wait_response(published->command_id, published->last_response_id, timeout,
+                                        error, termination_requested);
+    if (got) {
+      r = std::move(*got);
+      answered = true;
+      if (r.status == "responded") {
+        line = "responded: " + r.response;
+        code = exit_responded;
+      } else if (r.status == "failed") {
+        line = "failed: " + r.failure_reason + (r.response.empty() ? "" : " (" + r.response + ")");
+      } else {
+        line = r.status + (r.response.empty() ? "" : ": " + r.response);
+      }
+    } else if (!error.empty()) {
+      std::cerr << "tgw command send: waiting for the response: " << error << '\n';
+      return exit_failed;
+    } else {
+      r.status = "timeout";
+      r.failure_reason = "no response within " + format_duration(timeout);
+      line = "timeout: " + r.failure_reason;
+    }
+  }
+  if (!s.common.json) {
+    std::cout << line << '\n';
+    return code;
+  }
+  out["status"] = r.status;
+  out["response"] = null_if_empty(r.response);
+  out["failure_reason"] = null_if_empty(r.failure_reason);
+  out["responded_at"] = answered ? nlohmann::ordered_json(r.responded_at) : nullptr;
+  out["owner"] = null_if_empty(published->owner);
+  out["round_trip_ms"] =
+      answered ? nlohmann::ordered_json(std::chrono::duration<double, std::milli>(
+                                            std::chrono::steady_clock::now() - started)
+                                            .count())
+               : nullptr;
+  std::cout << out.dump() << '\n';
+  return code;
+}
+
+int run_watch(const common_settings& s) {
+  auto publisher = open_publisher(s.redis_url, "watch");
+  if (!publisher) return exit_failed;
+  std::string error;
+  const bool ok = publisher->watch(
+      [&](const commands::command_response& r) {
+        if (s.json) {
+          nlohmann::ordered_json out;
+          out["entry_id"] = r.entry_id;
+          out["command_id"] = r.command_id;
+          out["status"] = r.status;
+          out["response"] = null_if_empty(r.response);
+          out["failure_reason"] = null_if_empty(r.failure_reason);
+          out["responded_at"] = r.responded_at;
+          std::cout << out.dump() << std::endl;
+        } else {
+          std::cout << r.responded_at << ' ' << r.command_id << ' ' << r.status;
+          if (!r.failure_reason.empty()) std::cout << ' ' << r.failure_reason;
+          if (!r.response.empty()) std::cout << ": " << r.response;
+          std::cout << std::endl;
+        }
+        return true;
+      },
+      error, termination_requested);
+  if (!ok) {
+    std::cerr << "tgw command watch: " << error << '\n';
+    return exit_failed;
+  }
+  return 0;
+}
+
+const CLI::Validator duration_check(
+    [](std::string& text) {
+      return parse_duration(text) ? std::string() : "not a duration (30s, 500ms, 2m): " + text;
+    },
+    "DURATION");
+
+const CLI::Validator imei_check(
+    [](std::string& text) {
+      const bool ok = text.size() == 15 && std::all_of(text.begin(), text.end(),
+                                                       [](char c) { return c >= '0' && c <= '9'; });
+      return ok ? std::string() : "an IMEI is 15 digits: " + text;
+    },
+    "IMEI");
+
+const CLI::Validator url_check(
+    [](std::string& text) {
+      std::string error;
+      return redis::parse_redis_url(text, error) ? std::string() : error;
+    },
+    "URL");
+
+void add_common(CLI::App* cmd, common_settings& s) {
+  cmd->add_option("--redis", s.redis_url, "redis://[user:password@]host:port/db")
+      ->envname("TGW_REDIS")
+      ->check(url_check)
+      ->capture_default_str();
+  cmd->add_flag("--json", s.json, "Print one JSON object per outcome");
+}
+
+}  // namespace
+
+void add_command_command(CLI::App& app, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand(
+      "command",
+      "Send a command to a device through the gateway that holds it, or watch responses");
+  cmd->require_subcommand(1);
+
+  auto s = std::make_shared<send_settings>();
+  CLI::App* send = cmd->add_subcommand(
+      "send",
+      "Route a command to the instance holding the device and wait for its response.\n"
+      "Exit code: 0 responded; 1 failed, device offline, no response within --timeout or\n"
+      "Redis unreachable; 2 usage error; 3 queued for the device's next connection.");
+  add_common(send, s->common);
+  send->add_option("--imei", s->imei, "The device's IMEI (15 digits)")
+      ->required()
+      ->check(imei_check);
+  send->add_option("--text", s->text, "The command text, e.g. getinfo")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& t) {
+            if (t.empty()) return std::string("empty command");
+            return t.size() > max_payload ? "command over " + std::to_string(max_payload) + " bytes"
+                                          : std::string();
+          },
+          "TEXT"));
+  send->add_option("--codec", s->codec, "12 (text reply) or 14 (IMEI-checked)")
+      ->envname("TGW_COMMAND_CODEC")
+      ->check(CLI::IsMember({12, 14}))
+      ->capture_default_str();
+  send->add_option("--timeout", s->timeout, "How long to wait for the response")
+      ->envname("TGW_COMMAND_TIMEOUT")
+      ->check(duration_check)
+      ->capture_default_str();
+  send->add_option("--ttl", s->ttl, "Not delivered after this long (0: never expires)")
+      ->envname("TGW_COMMAND_TTL")
+      ->check(duration_check)
+      ->capture_default_str();
+  send->add_flag("--queue-if-offline", s->queue_if_offline,
+                 "Queue the command for the device's next connection when it is offline")
+      ->envname("TGW_COMMAND_QUEUE_IF_OFFLINE");
+  send->callback([s, &exit_code] { exit_code = run_send(*s); });
+
+  auto w = std::make_shared<common_settings>();
+  CLI::App* watch =
+      cmd->add_subcommand("watch", "Print every command response from now on, until interrupted");
+  add_common(watch, *w);
+  watch->callback([w, &exit_code] { exit_code = run_watch(*w); });
+}
+
+}  // namespace tgw::infra

@@ -1,0 +1,242 @@
+#!lua name=tgw_commands
+-- Outbound commands as Redis Functions. Each function is one atomic step, so a
+-- command's routing decision, its response and the acknowledgement of its stream entry
+-- can never be seen half done: a crash between "response published" and "entry
+-- acknowledged" is impossible, and two janitors adopting the same dead instance's
+-- stream give every entry exactly one outcome between them.
+--
+-- Keys: commands:outbound:{instance} (STREAM, group 'ingest'), commands:responses
+-- (STREAM), commands:offline:{imei} (LIST of JSON-encoded commands), journal:{imei}
+-- (STREAM), connections:registry (HASH imei -> instance), instance:heartbeat:{id}.
+--
+-- Not cluster-safe: tgw_cmd_publish and tgw_cmd_orphans build the heartbeat and
+-- outbound keys of an owner they only learn inside the call (from the registry), and
+-- tgw_cmd_orphans builds journal keys from the entries it reads. Reading the owner
+-- first and passing its keys would open a race with the owner's death, which is the
+-- very thing these functions decide atomically. The node library makes the same trade.
+
+-- Responses are kept for publishers that are waiting for them, not as a history: a
+-- waiting publisher needs at most its --timeout worth of entries (30 s at 1000
+-- commands/s is 30 000), so this bound loses nothing anyone reads.
+local RESPONSES_MAXLEN = 100000
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- The id of the newest response, so a publisher can XREAD after it and cannot miss the
+-- response to the command it publishes in the same call.
+local function last_response_id(responses)
+  local newest = redis.call('XREVRANGE', responses, '+', '-', 'COUNT', 1)
+  if #newest == 0 then return '0-0' end
+  return newest[1][1]
+end
+
+local function respond(responses, command_id, status, response, reason, at)
+  local entry = {'command_id', command_id, 'status', status}
+  if response ~= nil and response ~= '' then
+    entry[#entry + 1] = 'response'
+    entry[#entry + 1] = response
+  end
+  if reason ~= nil and reason ~= '' then
+    entry[#entry + 1] = 'failure_reason'
+    entry[#entry + 1] = reason
+  end
+  entry[#entry + 1] = 'responded_at'
+  entry[#entry + 1] = at
+  return redis.call('XADD', responses, 'MAXLEN', '~', RESPONSES_MAXLEN, '*', unpack(entry))
+end
+
+local function journal_resolved(journal, maxlen, at, instance, command_id, status, response,
+                                reason)
+  local entry = {'type', 'command_resolved', 'at_ms', at, 'instance', instance, 'command_id',
+                 command_id, 'status', status}
+  if reason ~= nil and reason ~= '' then
+    entry[#entry + 1] = 'failure_reason'
+    entry[#entry + 1] = reason
+  end
+  if response ~= nil and response ~= '' then
+    entry[#entry + 1] = 'response'
+    entry[#entry + 1] = response
+  end
+  redis.call('XADD', journal, 'MAXLEN', '~', maxlen, '*', unpack(entry))
+end
+
+local function field_map(flat)
+  local m = {}
+  for i = 1, #flat, 2 do m[flat[i]] = flat[i + 1] end
+  return m
+end
+
+-- Why an entry cannot be delivered, or nil. The consumer applies the same rules (and a
+-- payload size limit) in command_store.cpp.
+local function malformed(f)
+  for _, name in ipairs({'command_id', 'target_imei', 'codec', 'payload'}) do
+    if f[name] == nil or f[name] == '' then return 'missing field ' .. name end
+  end
+  if not string.match(f.target_imei, '^%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d$') then
+    return 'bad target_imei'
+  end
+  if f.codec ~= '12' and f.codec ~= '14' then return 'bad codec ' .. f.codec end
+  if f.expires_at ~= nil and f.expires_at ~= '' and not string.match(f.expires_at, '^%d+$') then
+    return 'bad expires_at'
+  end
+  return nil
+end
+
+-- expires_at 0 or absent: the command never expires.
+local function expired(f, now_s)
+  local e = tonumber(f.expires_at or '0') or 0
+  return e > 0 and e < now_s
+end
+
+-- KEYS: connections:registry, commands:responses, commands:offline:{imei}
+-- ARGV: imei, command_id, codec, payload, expires_at, queue_if_offline (0|1)
+-- Returns {status, owner, entry_id, last_response_id} with status 'sent', 'queued' or
+-- 'offline'. The owner counts only while its heartbeat exists; NOMKSTREAM keeps a dead
+-- owner's stream from being re-created once its janitor removed it.
+local function publish(keys, args)
+  local registry, responses, offline = keys[1], keys[2], keys[3]
+  local imei, command_id, codec, payload, expires_at = args[1], args[2], args[3], args[4], args[5]
+  local last = last_response_id(responses)
+  local owner = redis.call('HGET', registry, imei) or ''
+  if owner ~= '' and redis.call('EXISTS', 'instance:heartbeat:' .. owner) == 1 then
+    local id = redis.call('XADD', 'commands:outbound:' .. owner, 'NOMKSTREAM', '*',
+                          'command_id', command_id, 'target_imei', imei, 'codec', codec,
+                          'payload', payload, 'expires_at', expires_at)
+    if id then return {'sent', owner, id, last} end
+  end
+  if args[6] == '1' then
+    redis.call('RPUSH', offline, cjson.encode({command_id = command_id, target_imei = imei,
+                                               codec = codec, payload = payload,
+                                               expires_at = expires_at}))
+    return {'queued', '', '', last}
+  end
+  return {'offline', owner, '', last}
+end
+
+-- KEYS: commands:outbound:{me}, commands:responses[, journal:{imei}]
+-- ARGV: group, entry_id, command_id, status, response, failure_reason, instance,
+--       journal_maxlen
+-- Publishes the command's terminal response, journals command_resolved (when the
+-- journal key is given: an entry without a usable IMEI has none), and acknowledges and
+-- deletes the entry, all at once. An entry that is no longer in the stream was resolved
+-- already (or adopted by a janitor): nothing is published and 0 is returned; the XACK
+-- still runs so a pending id whose body is gone leaves the pending list.
+local function resolve(keys, args)
+  local stream, responses, journal = keys[1], keys[2], keys[3]
+  local group, entry_id, command_id, status = args[1], args[2], args[3], args[4]
+  local response, reason, instance = args[5], args[6], args[7]
+  local present = #redis.call('XRANGE', stream, entry_id, entry_id) == 1
+  redis.call('XACK', stream, group, entry_id)
+  if not present then return 0 end
+  local at = now_ms()
+  respond(responses, command_id, status, response, reason, at)
+  if journal then
+    journal_resolved(journal, tonumber(args[8]), at, instance, command_id, status, response,
+                     reason)
+  end
+  redis.call('XDEL', stream, entry_id)
+  return 1
+end
+
+-- KEYS: journal:{imei}; ARGV: command_id, codec, instance, journal_maxlen
+-- Returns the event's time in ms.
+local function dispatched(keys, args)
+  local at = now_ms()
+  redis.call('XADD', keys[1], 'MAXLEN', '~', tonumber(args[4]), '*', 'type',
+             'command_dispatched', 'at_ms', at, 'instance', args[3], 'command_id', args[1],
+             'codec', args[2])
+  return at
+end
+
+-- KEYS: commands:outbound:{dead}, connections:registry, commands:responses
+-- ARGV: dead_instance, now_s, batch[, journal_maxlen (default 10000)]
+-- Adopts up to `batch` entries from the head of a dead instance's stream, read or
+-- unread: an expired one is answered failed/expired_before_delivery, one whose device
+-- is now held by another live instance is re-routed to that instance's stream (no
+-- response yet: that instance answers it), any other is answered failed/instance_lost,
+-- a malformed one failed/'malformed: <why>'. Each handled entry is deleted in the same
+-- call, and the stream (with its group) once it is empty.
+-- Returns {handled, rerouted, failed, remaining}.
+local function orphans(keys, args)
+  local stream, registry, responses = keys[1], keys[2], keys[3]
+  local dead, now_s, batch = args[1], tonumber(args[2]), tonumber(args[3])
+  local journal_maxlen = tonumber(args[4] or '10000')
+  local handled, rerouted, failed = 0, 0, 0
+  local at = now_ms()
+  for _, e in ipairs(redis.call('XRANGE', stream, '-', '+', 'COUNT', batch)) do
+    local id, flat = e[1], e[2]
+    local f = field_map(flat)
+    local why = malformed(f)
+    local reason = nil
+    if why then
+      reason = 'malformed: ' .. why
+    elseif expired(f, now_s) then
+      reason = 'expired_before_delivery'
+    else
+      local owner = redis.call('HGET', registry, f.target_imei)
+      local moved = false
+      if owner and owner ~= dead and redis.call('EXISTS', 'instance:heartbeat:' .. owner) == 1 then
+        moved = redis.call('XADD', 'commands:outbound:' .. owner, 'NOMKSTREAM', '*',
+                           unpack(flat)) ~= false
+      end
+      if moved then rerouted = rerouted + 1 else reason = 'instance_lost' end
+    end
+    if reason then
+      failed = failed + 1
+      respond(responses, f.command_id or '', 'failed', nil, reason, at)
+      if why == nil then
+        journal_resolved('journal:' .. f.target_imei, journal_maxlen, at, dead, f.command_id,
+                         'failed', nil, reason)
+      end
+    end
+    redis.call('XDEL', stream, id)
+    handled = handled + 1
+  end
+  local remaining = redis.call('XLEN', stream)
+  if remaining == 0 then redis.call('DEL', stream) end
+  return {handled, rerouted, failed, remaining}
+end
+
+-- KEYS: commands:offline:{imei}, commands:outbound:{me}, commands:responses
+-- ARGV: imei, now_s
+-- Moves the device's queued commands, in order, into the stream of the instance that
+-- now holds it (creating the stream is right here: that instance is alive), answers
+-- the expired ones failed/expired_before_delivery, and deletes the queue.
+-- Returns the number of commands moved.
+local function drain_offline(keys, args)
+  local queue, stream, responses = keys[1], keys[2], keys[3]
+  local now_s = tonumber(args[2])
+  local moved = 0
+  local at = nil
+  for _, raw in ipairs(redis.call('LRANGE', queue, 0, -1)) do
+    local ok, c = pcall(cjson.decode, raw)
+    if not ok or type(c) ~= 'table' then c = {} end
+    c.target_imei = c.target_imei or args[1]
+    local why = malformed(c)
+    local reason = nil
+    if why then
+      reason = 'malformed: ' .. why
+    elseif expired(c, now_s) then
+      reason = 'expired_before_delivery'
+    end
+    if reason then
+      at = at or now_ms()
+      respond(responses, c.command_id or '', 'failed', nil, reason, at)
+    else
+      redis.call('XADD', stream, '*', 'command_id', c.command_id, 'target_imei', c.target_imei,
+                 'codec', c.codec, 'payload', c.payload, 'expires_at', c.expires_at or '0')
+      moved = moved + 1
+    end
+  end
+  redis.call('DEL', queue)
+  return moved
+end
+
+redis.register_function('tgw_cmd_publish', publish)
+redis.register_function('tgw_cmd_resolve', resolve)
+redis.register_function('tgw_cmd_dispatched', dispatched)
+redis.register_function('tgw_cmd_orphans', orphans)
+redis.register_function('tgw_cmd_drain_offline', drain_offline)

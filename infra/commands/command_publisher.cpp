@@ -1,0 +1,165 @@
+#include "infra/commands/command_publisher.hpp"
+
+#include <algorithm>
+#include <array>
+#include <random>
+
+#include "infra/commands/command_keys.hpp"
+#include "infra/commands/command_library.hpp"
+#include "infra/registry/registry_store.hpp"
+
+namespace tgw::infra::commands {
+namespace {
+
+constexpr std::size_t read_count = 100;
+
+bool failed(const redis::value& v, std::string& error) {
+  if (!v.is_error()) return false;
+  error = v.text;
+  return true;
+}
+
+command_response to_response(const redis::value& entry) {
+  command_response r;
+  r.entry_id = entry.elements[0].text;
+  if (entry.elements.size() < 2) return r;
+  const auto& f = entry.elements[1].elements;
+  for (std::size_t i = 0; i + 1 < f.size(); i += 2) {
+    const std::string& name = f[i].text;
+    const std::string& v = f[i + 1].text;
+    if (name == "command_id") {
+      r.command_id = v;
+    } else if (name == "status") {
+      r.status = v;
+    } else if (name == "response") {
+      r.response = v;
+    } else if (name == "failure_reason") {
+      r.failure_reason = v;
+    } else if (name == "responded_at") {
+      r.responded_at = f[i + 1].as_int().value_or(0);
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string new_command_id() {
+  // random_device per id: ids must not repeat across processes started at the same
+  // time, which a time-seeded generator cannot promise.
+  std::random_device rd;
+  static constexpr std::array<char, 16> hex = {'0', '1', '2', '3', '4', '5', '6', '7',
+                                               '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
+  std::string id;
+  id.reserve(32);
+  for (int word = 0; word < 4; ++word) {
+    std::uint32_t bits = rd();
+    for (int i = 0; i < 8; ++i) {
+      id.push_back(hex[bits & 0xFU]);
+      bits >>= 4U;
+    }
+  }
+  return id;
+}
+
+command_publisher::command_publisher(redis::connection::options where,
+                                     std::chrono::milliseconds block)
+    : conn_(std::move(where)), block_(std::max(block, std::chrono::milliseconds{1})) {}
+
+bool command_publisher::load_library(std::string& error) {
+  const redis::value v =
+      conn_.command({"FUNCTION", "LOAD", "REPLACE", std::string(command_library_source())});
+  loaded_ = !failed(v, error);
+  return loaded_;
+}
+
+redis::value command_publisher::call(const std::vector<std::string>& argv) {
+  std::string error;
+  if ((!conn_.connected() || !loaded_) && !load_library(error))
+    return redis::value::make_error(error);
+  redis::value v = conn_.command(argv);
+  if (redis::error_is(v, "ERR Function not found") && load_library(error)) v = conn_.command(argv);
+  if (!conn_.connected()) loaded_ = false;
+  return v;
+}
+
+std::optional<publish_result> command_publisher::publish(const std::string& imei,
+                                                         const std::string& text, int codec,
+                                                         std::chrono::seconds ttl,
+                                                         bool queue_if_offline,
+                                                         std::string& error) {
+  publish_result result;
+  result.command_id = new_command_id();
+  std::int64_t expires_at = 0;
+  if (ttl.count() > 0)
+    expires_at = std::chrono::duration_cast<std::chrono::seconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count() +
+                 ttl.count();
+  const redis::value v =
+      call({"FCALL", "tgw_cmd_publish", "3", registry::keys::registry, keys::responses,
+            keys::offline(imei), imei, result.command_id, std::to_string(codec), text,
+            std::to_string(expires_at), queue_if_offline ? "1" : "0"});
+  if (failed(v, error)) return std::nullopt;
+  if (!v.is_array() || v.elements.size() != 4) {
+    error = "tgw_cmd_publish: unexpected reply";
+    return std::nullopt;
+  }
+  result.status = v.elements[0].text;
+  result.owner = v.elements[1].text;
+  result.entry_id = v.elements[2].text;
+  result.last_response_id = v.elements[3].text;
+  return result;
+}
+
+std::optional<std::vector<command_response>> command_publisher::read_after(
+    std::string& after_id, std::chrono::milliseconds block, std::string& error) {
+  const redis::value v = conn_.command({"XREAD", "COUNT", std::to_string(read_count), "BLOCK",
+                                        std::to_string(std::max<std::int64_t>(1, block.count())),
+                                        "STREAMS", keys::responses, after_id});
+  if (failed(v, error)) return std::nullopt;
+  std::vector<command_response> out;
+  if (!v.is_array() || v.elements.empty() || v.elements[0].elements.size() != 2) return out;
+  for (const redis::value& entry : v.elements[0].elements[1].elements) {
+    if (!entry.is_array() || entry.elements.empty()) continue;
+    out.push_back(to_response(entry));
+    after_id = out.back().entry_id;
+  }
+  return out;
+}
+
+std::optional<command_response> command_publisher::wait_response(
+    const std::string& command_id, const std::string& after_id, std::chrono::milliseconds timeout,
+    std::string& error, const std::function<bool()>& cancelled) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + timeout;
+  std::string from = after_id.empty() ? "0-0" : after_id;
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    if (left.count() <= 0 || (cancelled && cancelled())) return std::nullopt;
+    const auto batch = read_after(from, std::min(left, block_), error);
+    if (!batch) return std::nullopt;
+    for (const command_response& r : *batch)
+      if (r.command_id == command_id) return r;
+  }
+}
+
+bool command_publisher::watch(const std::function<bool(const command_response&)>& on_response,
+                              std::string& error, const std::function<bool()>& cancelled) {
+  // Start from the newest id rather than reading with '$' each round: '$' would skip
+  // whatever arrives between two reads.
+  const redis::value newest = conn_.command({"XREVRANGE", keys::responses, "+", "-", "COUNT", "1"});
+  if (failed(newest, error)) return false;
+  std::string from = "0-0";
+  if (newest.is_array() && !newest.elements.empty()) from = newest.elements[0].elements[0].text;
+  for (;;) {
+    if (cancelled && cancelled()) return true;
+    const auto batch = read_after(from, block_, error);
+    if (!batch) return false;
+    for (const command_response& r : *batch)
+      if (!on_response(r)) return true;
+  }
+}
+
+}  // namespace tgw::infra::commands

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "infra/redis/connection.hpp"
+
+namespace tgw::infra::commands {
+
+/// What tgw_cmd_publish decided.
+struct publish_result {
+  std::string status;  ///< sent, queued or offline
+  std::string owner;   ///< The instance the command went to; for offline, the dead owner if any.
+  std::string entry_id;
+  std::string command_id;
+  /// The newest commands:responses id at the moment of publishing: wait from here and
+  /// the response cannot be missed.
+  std::string last_response_id;
+};
+
+/// One entry of commands:responses.
+struct command_response {
+  std::string entry_id;
+  std::string command_id;
+  std::string status;  ///< delivered, responded or failed
+  std::string response;
+  std::string failure_reason;
+  std::int64_t responded_at = 0;  ///< ms since the epoch, Redis server time
+};
+
+/// The publishing side of commands over one blocking connection: routes a command to
+/// the instance holding the device and waits for its response. One per thread.
+///
+/// Reads block for at most `block` (1000 ms by default) per round; the connection's
+/// io_timeout must be longer than that (e.g. 3000 ms), or hiredis gives up on the
+/// socket while the server is still holding the read.
+class command_publisher {
+ public:
+  explicit command_publisher(redis::connection::options where,
+                             std::chrono::milliseconds block = std::chrono::milliseconds{1000});
+
+  bool load_library(std::string& error);
+  /// Publishes `text` for `imei` with a fresh command id. `ttl` 0 means the command
+  /// never expires. nullopt with `error` on a Redis failure.
+  std::optional<publish_result> publish(const std::string& imei, const std::string& text, int codec,
+                                        std::chrono::seconds ttl, bool queue_if_offline,
+                                        std::string& error);
+  /// Waits up to `timeout` for the response to `command_id` among responses after
+  /// `after_id`. nullopt with `error` empty on timeout (or when `cancelled` said so),
+  /// with `error` set on a Redis failure.
+  std::optional<command_response> wait_response(const std::string& command_id,
+                                                const std::string& after_id,
+                                                std::chrono::milliseconds timeout,
+                                                std::string& error,
+                                                const std::function<bool()>& cancelled = {});
+  /// Calls `on_response` for every response added from now on, until it returns false
+  /// or `cancelled` returns true (checked at least once per block). False with `error`
+  /// on a Redis failure.
+  bool watch(const std::function<bool(const command_response&)>& on_response, std::string& error,
+             const std::function<bool()>& cancelled = {});
+
+ private:
+  redis::value call(const std::vector<std::string>& argv);
+  /// One XREAD round after `after_id`; advances it. nullopt on error.
+  std::optional<std::vector<command_response>> read_after(std::string& after_id,
+                                                          std::chrono::milliseconds block,
+                                                          std::string& error);
+
+  redis::connection conn_;
+  std::chrono::milliseconds block_;
+  bool loaded_ = false;
+};
+
+/// A fresh 128-bit random command id, 32 lowercase hex digits.
+[[nodiscard]] std::string new_command_id();
+
+}  // namespace tgw::infra::commands

@@ -1,0 +1,237 @@
+#include "infra/commands/command_store.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "infra/commands/command_library.hpp"
+#include "infra/registry/registry_store.hpp"
+
+namespace tgw::infra::commands {
+namespace {
+
+// Janitor batches: one call holds Redis for a few hundred microseconds at most.
+constexpr std::size_t orphan_batch = 100;
+// Pending entries are re-read in pages so a long backlog is not one huge reply.
+constexpr std::size_t pending_page = 100;
+
+bool failed(const redis::value& v, std::string& error) {
+  if (!v.is_error()) return false;
+  error = v.text;
+  return true;
+}
+
+std::int64_t now_s() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool is_imei(const std::string& s) {
+  return s.size() == 15 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string journal_key(const std::string& imei) {
+  return "journal:" + imei;
+}
+
+}  // namespace
+
+command_entry parse_command_entry(std::string entry_id, const std::vector<std::string>& fields,
+                                  bool body_present, std::size_t max_payload) {
+  command_entry e;
+  e.entry_id = std::move(entry_id);
+  if (!body_present) {
+    e.malformed = "entry body deleted";
+    return e;
+  }
+  const std::string* codec = nullptr;
+  const std::string* expires = nullptr;
+  bool has_command_id = false;
+  bool has_imei = false;
+  bool has_payload = false;
+  for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+    const std::string& name = fields[i];
+    const std::string& v = fields[i + 1];
+    if (name == "command_id") {
+      e.command_id = v;
+      has_command_id = !v.empty();
+    } else if (name == "target_imei") {
+      e.target_imei = v;
+      has_imei = !v.empty();
+    } else if (name == "payload") {
+      e.payload = v;
+      has_payload = !v.empty();
+    } else if (name == "codec") {
+      codec = &v;
+    } else if (name == "expires_at") {
+      expires = &v;
+    }
+  }
+  if (!has_command_id) {
+    e.malformed = "missing field command_id";
+  } else if (!has_imei) {
+    e.malformed = "missing field target_imei";
+  } else if (!is_imei(e.target_imei)) {
+    e.malformed = "bad target_imei (not 15 digits)";
+  } else if (codec == nullptr || codec->empty()) {
+    e.malformed = "missing field codec";
+  } else if (*codec != "12" && *codec != "14") {
+    e.malformed = "bad codec " + *codec;
+  } else if (!has_payload) {
+    e.malformed = "missing field payload";
+  } else if (e.payload.size() > max_payload) {
+    e.malformed = "payload over " + std::to_string(max_payload) + " bytes";
+  }
+  if (e.malformed.empty()) e.codec = *codec == "12" ? 12 : 14;
+  if (e.malformed.empty() && expires != nullptr && !expires->empty()) {
+    const char* end = expires->data() + expires->size();
+    const auto [ptr, ec] = std::from_chars(expires->data(), end, e.expires_at);
+    if (ec != std::errc{} || ptr != end || e.expires_at < 0) {
+      e.expires_at = 0;
+      e.malformed = "bad expires_at " + *expires;
+    }
+  }
+  return e;
+}
+
+command_store::command_store(redis::connection::options where, std::string instance_id,
+                             std::size_t max_payload)
+    : conn_(std::move(where)), instance_(std::move(instance_id)), max_payload_(max_payload) {}
+
+bool command_store::load_library(std::string& error) {
+  const redis::value v =
+      conn_.command({"FUNCTION", "LOAD", "REPLACE", std::string(command_library_source())});
+  loaded_ = !failed(v, error);
+  return loaded_;
+}
+
+redis::value command_store::call(const std::vector<std::string>& argv) {
+  std::string error;
+  // A new connection may reach a server that restarted empty: load the library again.
+  if ((!conn_.connected() || !loaded_) && !load_library(error))
+    return redis::value::make_error(error);
+  redis::value v = conn_.command(argv);
+  if (redis::error_is(v, "ERR Function not found") && load_library(error)) v = conn_.command(argv);
+  if (!conn_.connected()) loaded_ = false;
+  return v;
+}
+
+bool command_store::ensure_group(std::string& error) {
+  // Id 0, not $: entries other instances added before this consumer started are
+  // still delivered.
+  const redis::value v =
+      conn_.command({"XGROUP", "CREATE", stream(), consumer_group, "0", "MKSTREAM"});
+  if (redis::error_is(v, "BUSYGROUP")) return true;
+  return !failed(v, error);
+}
+
+std::optional<std::vector<command_entry>> command_store::read(const std::vector<std::string>& argv,
+                                                              std::string& last_id,
+                                                              std::string& error) {
+  const redis::value v = conn_.command(argv);
+  std::vector<command_entry> out;
+  if (redis::error_is(v, "NOGROUP")) {
+    // The stream was deleted (by a janitor that took this instance for dead, or a
+    // Redis that restarted empty): re-create it and carry on with nothing to read.
+    if (!ensure_group(error)) return std::nullopt;
+    return out;
+  }
+  if (failed(v, error)) return std::nullopt;
+  if (v.is_nil() || !v.is_array() || v.elements.empty()) return out;
+  const redis::value& per_stream = v.elements[0];
+  if (!per_stream.is_array() || per_stream.elements.size() != 2) return out;
+  for (const redis::value& entry : per_stream.elements[1].elements) {
+    if (!entry.is_array() || entry.elements.empty()) continue;
+    std::vector<std::string> fields;
+    const bool present = entry.elements.size() == 2 && entry.elements[1].is_array();
+    if (present) {
+      fields.reserve(entry.elements[1].elements.size());
+      for (const redis::value& f : entry.elements[1].elements) fields.push_back(f.text);
+    }
+    last_id = entry.elements[0].text;
+    out.push_back(parse_command_entry(last_id, fields, present, max_payload_));
+  }
+  return out;
+}
+
+std::optional<std::vector<command_entry>> command_store::read_pending(std::string& error) {
+  std::vector<command_entry> all;
+  std::string last_id = "0";
+  for (;;) {
+    const std::string from = last_id;
+    auto page = read({"XREADGROUP", "GROUP", consumer_group, instance_, "COUNT",
+                      std::to_string(pending_page), "STREAMS", stream(), from},
+                     last_id, error);
+    if (!page) return std::nullopt;
+    if (page->empty()) break;
+    std::move(page->begin(), page->end(), std::back_inserter(all));
+  }
+  return all;
+}
+
+std::optional<std::vector<command_entry>> command_store::read_new(std::chrono::milliseconds block,
+                                                                  std::size_t count,
+                                                                  std::string& error) {
+  std::string last_id;
+  return read(
+      {"XREADGROUP", "GROUP", consumer_group, instance_, "COUNT", std::to_string(count), "BLOCK",
+       std::to_string(std::max<std::int64_t>(1, block.count())), "STREAMS", stream(), ">"},
+      last_id, error);
+}
+
+bool command_store::resolve(const command_entry& entry, const resolution& outcome,
+                            std::string& error, std::int64_t journal_maxlen) {
+  // An entry without a usable IMEI has no journal to write to: pass two keys only.
+  const bool journal = is_imei(entry.target_imei);
+  std::vector<std::string> argv = {"FCALL", "tgw_cmd_resolve", journal ? "3" : "2", stream(),
+                                   keys::responses};
+  if (journal) argv.push_back(journal_key(entry.target_imei));
+  argv.insert(argv.end(),
+              {consumer_group, entry.entry_id, entry.command_id, outcome.status, outcome.response,
+               outcome.failure_reason, instance_, std::to_string(journal_maxlen)});
+  return !failed(call(argv), error);
+}
+
+bool command_store::dispatched(const command_entry& entry, std::string& error,
+                               std::int64_t journal_maxlen) {
+  if (!is_imei(entry.target_imei)) return true;
+  const redis::value v =
+      call({"FCALL", "tgw_cmd_dispatched", "1", journal_key(entry.target_imei), entry.command_id,
+            std::to_string(entry.codec), instance_, std::to_string(journal_maxlen)});
+  return !failed(v, error);
+}
+
+std::optional<std::size_t> command_store::drain_offline(const std::string& imei,
+                                                        std::string& error) {
+  const redis::value v = call({"FCALL", "tgw_cmd_drain_offline", "3", keys::offline(imei), stream(),
+                               keys::responses, imei, std::to_string(now_s())});
+  if (failed(v, error)) return std::nullopt;
+  return static_cast<std::size_t>(v.as_int().value_or(0));
+}
+
+std::optional<command_store::orphan_counts> command_store::adopt_orphans(
+    const std::string& dead_instance, std::string& error) {
+  orphan_counts counts;
+  for (;;) {
+    const redis::value v = call({"FCALL", "tgw_cmd_orphans", "3", keys::outbound(dead_instance),
+                                 registry::keys::registry, keys::responses, dead_instance,
+                                 std::to_string(now_s()), std::to_string(orphan_batch)});
+    if (failed(v, error)) return std::nullopt;
+    if (!v.is_array() || v.elements.size() != 4) {
+      error = "tgw_cmd_orphans: unexpected reply";
+      return std::nullopt;
+    }
+    const auto n = [&](std::size_t i) {
+      return static_cast<std::size_t>(v.elements[i].as_int().value_or(0));
+    };
+    counts.handled += n(0);
+    counts.rerouted += n(1);
+    counts.failed += n(2);
+    // A pass that handled nothing cannot make progress; stop rather than spin.
+    if (n(3) == 0 || n(0) == 0) break;
+  }
+  return counts;
+}
+
+}  // namespace tgw::infra::commands

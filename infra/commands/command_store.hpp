@@ -1,0 +1,100 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "infra/commands/command_keys.hpp"
+#include "infra/redis/connection.hpp"
+
+namespace tgw::infra::commands {
+
+/// One entry of an instance's outbound stream, validated.
+struct command_entry {
+  std::string entry_id;
+  std::string command_id;
+  std::string target_imei;
+  std::string payload;
+  int codec = 0;
+  /// Unix seconds after which the command must not be delivered; 0 (or the field
+  /// missing) means it never expires.
+  std::int64_t expires_at = 0;
+  /// Non-empty when the entry is unusable: why, naming the field ("missing field
+  /// target_imei", "bad codec 13", "payload over 512 bytes"). entry_id is always set,
+  /// so the entry can still be answered and acknowledged.
+  std::string malformed;
+};
+
+/// A command's terminal (or delivery) outcome, as published in commands:responses.
+struct resolution {
+  std::string status;  ///< responded, failed or delivered
+  std::string response;
+  std::string failure_reason;
+};
+
+/// The consumer side of an instance's command stream over one blocking connection:
+/// the group, reads (pending first, then new), and the atomic steps of the
+/// `tgw_commands` library. One instance per thread (a detached actor).
+///
+/// The connection's io_timeout must be longer than any BLOCK time passed to
+/// read_new(), otherwise hiredis gives up on the socket while the server still holds
+/// the read and an entry can be delivered into the pending list unseen (e.g. 3000 ms
+/// io timeout with a 1000 ms BLOCK).
+class command_store {
+ public:
+  command_store(redis::connection::options where, std::string instance_id,
+                std::size_t max_payload = 512);
+
+  bool load_library(std::string& error);
+  /// XGROUP CREATE commands:outbound:{me} ingest 0 MKSTREAM; an existing group is fine.
+  bool ensure_group(std::string& error);
+  /// This consumer's own pending entries (delivered, never acknowledged), from id 0,
+  /// paged until empty. Call it at start and after every reconnect.
+  std::optional<std::vector<command_entry>> read_pending(std::string& error);
+  /// Up to `count` entries never delivered to this group, waiting up to `block`. An
+  /// empty vector when none arrived or when the group was gone (it is re-created).
+  std::optional<std::vector<command_entry>> read_new(std::chrono::milliseconds block,
+                                                     std::size_t count, std::string& error);
+  /// tgw_cmd_resolve: publishes the response, journals command_resolved, acknowledges
+  /// and deletes the entry in one step. Resolving an entry twice publishes once. False
+  /// only on a Redis error.
+  bool resolve(const command_entry& entry, const resolution& outcome, std::string& error,
+               std::int64_t journal_maxlen = 10000);
+  /// Journals command_dispatched for the entry's device.
+  bool dispatched(const command_entry& entry, std::string& error,
+                  std::int64_t journal_maxlen = 10000);
+  /// Moves the device's offline queue into this instance's stream; the number moved.
+  std::optional<std::size_t> drain_offline(const std::string& imei, std::string& error);
+
+  struct orphan_counts {
+    std::size_t handled = 0;
+    std::size_t rerouted = 0;
+    std::size_t failed = 0;
+  };
+  /// Gives every entry of a dead instance's stream one outcome (re-routed or failed)
+  /// and removes the stream.
+  std::optional<orphan_counts> adopt_orphans(const std::string& dead_instance, std::string& error);
+
+  [[nodiscard]] const std::string& instance_id() const { return instance_; }
+  [[nodiscard]] std::string stream() const { return keys::outbound(instance_); }
+
+ private:
+  redis::value call(const std::vector<std::string>& argv);
+  std::optional<std::vector<command_entry>> read(const std::vector<std::string>& argv,
+                                                 std::string& last_id, std::string& error);
+
+  redis::connection conn_;
+  std::string instance_;
+  std::size_t max_payload_;
+  bool loaded_ = false;
+};
+
+/// Validates one stream entry's fields (name, value, name, value, ...). A nil body
+/// (the entry was deleted while pending) is malformed too.
+[[nodiscard]] command_entry parse_command_entry(std::string entry_id,
+                                                const std::vector<std::string>& fields,
+                                                bool body_present, std::size_t max_payload);
+
+}  // namespace tgw::infra::commands

@@ -1,0 +1,102 @@
+#include "infra/commands/command_publisher.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+
+#include "tests/infra/commands/command_test_fixture.hpp"
+
+namespace tgw::infra::commands::test {
+namespace {
+
+constexpr const char* imei = "356307042441013";
+
+class CommandPublisher : public CommandFixture {};
+
+TEST_F(CommandPublisher, CommandIdsAreFreshHex) {
+  std::set<std::string> ids;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string id = new_command_id();
+    EXPECT_EQ(id.size(), 32U);
+    EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos);
+    ids.insert(id);
+  }
+  EXPECT_EQ(ids.size(), 1000U);
+}
+
+TEST_F(CommandPublisher, WaitResponseFindsItsOwnAmongOthers) {
+  place(imei, "A");
+  auto pub = publisher();
+  const auto sent = pub.publish(imei, "getinfo", 12, 300s, false, error);
+  ASSERT_TRUE(sent && sent->status == "sent") << error;
+  std::thread device([&] {
+    auto a = store("A");
+    std::string e;
+    redis::connection other = server.connect();
+    other.command({"XADD", keys::responses, "*", "command_id", "someone-else", "status", "failed"});
+    for (int i = 0; i < 20; ++i) {
+      const auto got = a.read_new(100ms, 16, e);
+      if (got && !got->empty()) {
+        a.resolve(got->front(), {"responded", "hello", ""}, e);
+        return;
+      }
+    }
+  });
+  const auto r = pub.wait_response(sent->command_id, sent->last_response_id, 5s, error);
+  device.join();
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->command_id, sent->command_id);
+  EXPECT_EQ(r->status, "responded");
+  EXPECT_EQ(r->response, "hello");
+  EXPECT_GT(r->responded_at, 0);
+}
+
+TEST_F(CommandPublisher, AResponseAddedBeforeTheWaitIsNotMissed) {
+  place(imei, "A");
+  auto pub = publisher();
+  const auto sent = pub.publish(imei, "getinfo", 12, 300s, false, error);
+  ASSERT_TRUE(sent) << error;
+  auto a = store("A");
+  const auto got = a.read_new(100ms, 16, error);
+  ASSERT_TRUE(got && got->size() == 1) << error;
+  ASSERT_TRUE(a.resolve(got->front(), {"failed", "", "imei_mismatch"}, error));
+  const auto r = pub.wait_response(sent->command_id, sent->last_response_id, 1s, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->status, "failed");
+  EXPECT_EQ(r->failure_reason, "imei_mismatch");
+}
+
+TEST_F(CommandPublisher, WaitResponseTimesOutWithoutError) {
+  auto pub = publisher();
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = pub.wait_response("nobody", "0-0", 300ms, error);
+  EXPECT_FALSE(r);
+  EXPECT_EQ(error, "");
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+}
+
+TEST_F(CommandPublisher, WatchSeesOnlyNewResponses) {
+  redis.command({"XADD", keys::responses, "*", "command_id", "old", "status", "failed"});
+  auto pub = publisher();
+  std::vector<std::string> seen;
+  std::thread writer([&] {
+    redis::connection w = server.connect();
+    for (const char* id : {"n1", "n2", "n3"}) {
+      std::this_thread::sleep_for(150ms);  // after watch() took its starting id
+      w.command({"XADD", keys::responses, "*", "command_id", id, "status", "responded"});
+    }
+  });
+  const bool ok = pub.watch(
+      [&](const command_response& r) {
+        seen.push_back(r.command_id);
+        return seen.size() < 3;
+      },
+      error);
+  writer.join();
+  ASSERT_TRUE(ok) << error;
+  EXPECT_EQ(seen, (std::vector<std::string>{"n1", "n2", "n3"}));
+}
+
+}  // namespace
+}  // namespace tgw::infra::commands::test

@@ -1,0 +1,366 @@
+#include "infra/commands/command_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+
+#include "tests/infra/commands/command_test_fixture.hpp"
+
+namespace tgw::infra::commands::test {
+namespace {
+
+constexpr const char* imei1 = "356307042441013";
+constexpr const char* imei2 = "356307042441014";
+
+class CommandStore : public CommandFixture {};
+
+TEST_F(CommandStore, PublishToALiveOwnerAppendsToItsStream) {
+  place(imei1, "A");
+  auto a = store("A");
+  auto pub = publisher();
+  const auto sent = pub.publish(imei1, "getinfo", 14, 300s, false, error);
+  ASSERT_TRUE(sent) << error;
+  EXPECT_EQ(sent->status, "sent");
+  EXPECT_EQ(sent->owner, "A");
+  EXPECT_EQ(sent->last_response_id, "0-0");
+  EXPECT_EQ(sent->command_id.size(), 32U);
+  const auto got = a.read_new(100ms, 16, error);
+  ASSERT_TRUE(got) << error;
+  ASSERT_EQ(got->size(), 1U);
+  const command_entry& e = got->front();
+  EXPECT_EQ(e.entry_id, sent->entry_id);
+  EXPECT_EQ(e.command_id, sent->command_id);
+  EXPECT_EQ(e.target_imei, imei1);
+  EXPECT_EQ(e.codec, 14);
+  EXPECT_EQ(e.payload, "getinfo");
+  EXPECT_GT(e.expires_at, 0);
+  EXPECT_EQ(e.malformed, "");
+}
+
+TEST_F(CommandStore, PublishToAnOwnerWithoutHeartbeatIsOffline) {
+  place(imei1, "B", false);
+  auto pub = publisher();
+  const auto r = pub.publish(imei1, "getinfo", 12, 300s, false, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->status, "offline");
+  EXPECT_EQ(r->owner, "B");
+  EXPECT_FALSE(exists(keys::outbound("B")));
+  const auto unknown = pub.publish(imei2, "getinfo", 12, 300s, false, error);
+  ASSERT_TRUE(unknown) << error;
+  EXPECT_EQ(unknown->status, "offline");
+  EXPECT_EQ(unknown->owner, "");
+}
+
+TEST_F(CommandStore, PublishNeverRecreatesAMissingStream) {
+  place(imei1, "A");
+  redis.command({"DEL", keys::outbound("A")});  // removed by a janitor, heartbeat not yet gone
+  auto pub = publisher();
+  const auto r = pub.publish(imei1, "getinfo", 12, 300s, false, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->status, "offline");
+  EXPECT_FALSE(exists(keys::outbound("A")));
+}
+
+TEST_F(CommandStore, PublishQueuesForAnOfflineDeviceWhenAsked) {
+  auto pub = publisher();
+  const auto r = pub.publish(imei1, "getinfo", 12, 300s, true, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->status, "queued");
+  EXPECT_EQ(redis.command({"LLEN", keys::offline(imei1)}).integer, 1);
+  EXPECT_EQ(xlen(keys::responses), 0);
+}
+
+TEST_F(CommandStore, PublishReportsTheNewestResponseId) {
+  place(imei1, "A");
+  const std::string newest =
+      redis.command({"XADD", keys::responses, "*", "command_id", "x", "status", "failed"}).text;
+  auto pub = publisher();
+  const auto r = pub.publish(imei1, "getinfo", 12, 300s, false, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->last_response_id, newest);
+}
+
+TEST_F(CommandStore, ResolvePublishesJournalsAcksAndDeletesOnce) {
+  place(imei1, "A");
+  auto a = store("A");
+  ASSERT_TRUE(publisher().publish(imei1, "getinfo", 12, 300s, false, error)) << error;
+  const auto got = a.read_new(100ms, 16, error);
+  ASSERT_TRUE(got && got->size() == 1) << error;
+  EXPECT_EQ(pending("A"), 1);
+  ASSERT_TRUE(a.resolve(got->front(), {"responded", "FW:1.2", ""}, error)) << error;
+  auto rs = responses();
+  ASSERT_EQ(rs.size(), 1U);
+  EXPECT_EQ(rs[0]["command_id"], got->front().command_id);
+  EXPECT_EQ(rs[0]["status"], "responded");
+  EXPECT_EQ(rs[0]["response"], "FW:1.2");
+  EXPECT_EQ(rs[0].count("failure_reason"), 0U);
+  EXPECT_FALSE(rs[0]["responded_at"].empty());
+  EXPECT_EQ(pending("A"), 0);
+  EXPECT_EQ(xlen(keys::outbound("A")), 0);
+  const auto journal = entries(std::string("journal:") + imei1);
+  ASSERT_EQ(journal.size(), 1U);
+  EXPECT_EQ(journal[0].at("type"), "command_resolved");
+  EXPECT_EQ(journal[0].at("command_id"), got->front().command_id);
+  EXPECT_EQ(journal[0].at("status"), "responded");
+  EXPECT_EQ(journal[0].at("instance"), "A");
+  EXPECT_EQ(journal[0].at("at_ms"), rs[0]["responded_at"]);
+
+  // A retry after a crash that hid the first reply: nothing is published again.
+  ASSERT_TRUE(a.resolve(got->front(), {"failed", "", "socket_closed"}, error)) << error;
+  EXPECT_EQ(responses().size(), 1U);
+  EXPECT_EQ(entries(std::string("journal:") + imei1).size(), 1U);
+}
+
+TEST_F(CommandStore, DispatchedJournalsTheEvent) {
+  auto a = store("A");
+  command_entry e;
+  e.command_id = "c1";
+  e.target_imei = imei1;
+  e.codec = 12;
+  ASSERT_TRUE(a.dispatched(e, error)) << error;
+  const auto journal = entries(std::string("journal:") + imei1);
+  ASSERT_EQ(journal.size(), 1U);
+  EXPECT_EQ(journal[0].at("type"), "command_dispatched");
+  EXPECT_EQ(journal[0].at("command_id"), "c1");
+  EXPECT_EQ(journal[0].at("codec"), "12");
+  EXPECT_EQ(journal[0].at("instance"), "A");
+}
+
+TEST_F(CommandStore, PendingEntriesAreReadAgainAfterARestart) {
+  place(imei1, "A");
+  {
+    auto before = store("A");
+    for (int i = 0; i < 150; ++i) add_command("A", "c" + std::to_string(i), imei1);
+    const auto got = before.read_new(100ms, 200, error);
+    ASSERT_TRUE(got) << error;
+    ASSERT_EQ(got->size(), 150U);
+    ASSERT_TRUE(before.resolve((*got)[3], {"responded", "ok", ""}, error));
+  }  // "crash": delivered, never acknowledged
+  add_command("A", "fresh", imei1);
+  auto after = store("A");
+  const auto again = after.read_pending(error);
+  ASSERT_TRUE(again) << error;
+  ASSERT_EQ(again->size(), 149U);  // more than one page
+  EXPECT_EQ((*again)[0].command_id, "c0");
+  EXPECT_EQ((*again)[3].command_id, "c4");
+  const auto fresh = after.read_new(100ms, 16, error);
+  ASSERT_TRUE(fresh) << error;
+  ASSERT_EQ(fresh->size(), 1U);
+  EXPECT_EQ(fresh->front().command_id, "fresh");
+}
+
+TEST_F(CommandStore, ADeletedGroupIsRecreated) {
+  auto a = store("A");
+  ASSERT_TRUE(a.ensure_group(error)) << error;
+  ASSERT_TRUE(a.ensure_group(error)) << error;  // BUSYGROUP is fine
+  redis.command({"DEL", keys::outbound("A")});
+  const auto got = a.read_new(100ms, 16, error);
+  ASSERT_TRUE(got) << error;
+  EXPECT_TRUE(got->empty());
+  add_command("A", "after", imei1);
+  const auto next = a.read_new(100ms, 16, error);
+  ASSERT_TRUE(next) << error;
+  ASSERT_EQ(next->size(), 1U);
+  EXPECT_EQ(next->front().command_id, "after");
+  redis.command({"DEL", keys::outbound("A")});
+  const auto none = a.read_pending(error);
+  ASSERT_TRUE(none) << error;
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(CommandStore, MalformedEntriesNameTheirProblem) {
+  auto a = store("A");
+  ASSERT_TRUE(a.ensure_group(error));
+  const std::string big(513, 'x');
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"target_imei", imei1, "codec", "12", "payload", "p"}, "missing field command_id"},
+      {{"command_id", "c", "codec", "12", "payload", "p"}, "missing field target_imei"},
+      {{"command_id", "c", "target_imei", "12345", "codec", "12", "payload", "p"},
+       "bad target_imei (not 15 digits)"},
+      {{"command_id", "c", "target_imei", imei1, "payload", "p"}, "missing field codec"},
+      {{"command_id", "c", "target_imei", imei1, "codec", "13", "payload", "p"}, "bad codec 13"},
+      {{"command_id", "c", "target_imei", imei1, "codec", "12"}, "missing field payload"},
+      {{"command_id", "c", "target_imei", imei1, "codec", "12", "payload", big},
+       "payload over 512 bytes"},
+      {{"command_id", "c", "target_imei", imei1, "codec", "12", "payload", "p", "expires_at",
+        "soon"},
+       "bad expires_at soon"},
+      {{"command_id", "c", "target_imei", imei1, "codec", "14", "payload", "p"}, ""},
+  };
+  for (const auto& [fields, reason] : cases) add_raw("A", fields);
+  const auto got = a.read_new(100ms, 16, error);
+  ASSERT_TRUE(got) << error;
+  ASSERT_EQ(got->size(), cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ((*got)[i].malformed, cases[i].second) << i;
+    EXPECT_FALSE((*got)[i].entry_id.empty());
+  }
+  EXPECT_EQ(got->back().expires_at, 0);  // missing: never expires
+  // A malformed entry is answered and acknowledged like any other.
+  ASSERT_TRUE(a.resolve((*got)[1], {"failed", "", "malformed: " + (*got)[1].malformed}, error));
+  EXPECT_EQ(responses().size(), 1U);
+  EXPECT_EQ(pending("A"), static_cast<std::int64_t>(cases.size() - 1));
+}
+
+TEST_F(CommandStore, APendingEntryWhoseBodyWasDeletedIsMalformedAndCanBeAcked) {
+  auto a = store("A");
+  ASSERT_TRUE(a.ensure_group(error));
+  const std::string id = add_command("A", "c1", imei1);
+  ASSERT_TRUE(a.read_new(100ms, 16, error));
+  redis.command({"XDEL", keys::outbound("A"), id});
+  const auto again = a.read_pending(error);
+  ASSERT_TRUE(again) << error;
+  ASSERT_EQ(again->size(), 1U);
+  EXPECT_EQ(again->front().entry_id, id);
+  EXPECT_EQ(again->front().malformed, "entry body deleted");
+  ASSERT_TRUE(a.resolve(again->front(), {"failed", "", "malformed"}, error)) << error;
+  EXPECT_EQ(pending("A"), 0);
+  EXPECT_TRUE(responses().empty());  // nothing is known to answer
+}
+
+TEST_F(CommandStore, OrphansGetOneOutcomeEachAndTheStreamGoes) {
+  place("356307042441001", "A");         // re-routed to A
+  place("356307042441002", "B", false);  // owner dead too
+  place("356307042441003", "D", false);  // still on the dead instance
+  redis.command({"XGROUP", "CREATE", keys::outbound("D"), "ingest", "0", "MKSTREAM"});
+  add_command("D", "expired", "356307042441001", "1");
+  add_command("D", "moves", "356307042441001");
+  add_command("D", "owner-dead", "356307042441002");
+  add_command("D", "no-owner", "356307042441009");
+  add_command("D", "still-dead", "356307042441003");
+  const std::string done = add_command("D", "resolved", "356307042441003");
+  add_raw("D", {"command_id", "broken", "target_imei", "356307042441003", "codec", "99", "payload",
+                "p"});
+  // Read (so some are pending) and resolve one before dying.
+  auto d = store("D");
+  const auto read = d.read_new(100ms, 3, error);
+  ASSERT_TRUE(read && read->size() == 3) << error;
+  command_entry resolved;
+  resolved.entry_id = done;
+  resolved.command_id = "resolved";
+  resolved.target_imei = "356307042441003";
+  ASSERT_TRUE(d.resolve(resolved, {"responded", "ok", ""}, error)) << error;
+
+  auto janitor = store("J");
+  const auto counts = janitor.adopt_orphans("D", error);
+  ASSERT_TRUE(counts) << error;
+  EXPECT_EQ(counts->handled, 6U);
+  EXPECT_EQ(counts->rerouted, 1U);
+  EXPECT_EQ(counts->failed, 5U);
+  EXPECT_FALSE(exists(keys::outbound("D")));
+
+  std::map<std::string, std::string> reason;
+  for (auto& r : responses()) {
+    EXPECT_EQ(reason.count(r["command_id"]), 0U) << "answered twice: " << r["command_id"];
+    reason[r["command_id"]] = r["status"] == "failed" ? r["failure_reason"] : r["status"];
+  }
+  EXPECT_EQ(reason["expired"], "expired_before_delivery");
+  EXPECT_EQ(reason.count("moves"), 0U);
+  EXPECT_EQ(reason["owner-dead"], "instance_lost");
+  EXPECT_EQ(reason["no-owner"], "instance_lost");
+  EXPECT_EQ(reason["still-dead"], "instance_lost");
+  EXPECT_EQ(reason["resolved"], "responded");
+  EXPECT_EQ(reason["broken"], "malformed: bad codec 99");
+  EXPECT_EQ(reason.size(), 6U);
+
+  const auto moved = entries(keys::outbound("A"));
+  ASSERT_EQ(moved.size(), 1U);
+  EXPECT_EQ(moved[0].at("command_id"), "moves");
+  EXPECT_EQ(moved[0].at("target_imei"), "356307042441001");
+  EXPECT_EQ(moved[0].at("payload"), "getinfo");
+  const auto journal = entries("journal:356307042441002");
+  ASSERT_EQ(journal.size(), 1U);
+  EXPECT_EQ(journal[0].at("type"), "command_resolved");
+  EXPECT_EQ(journal[0].at("failure_reason"), "instance_lost");
+
+  // Adopting again finds nothing and answers nothing.
+  const auto again = janitor.adopt_orphans("D", error);
+  ASSERT_TRUE(again) << error;
+  EXPECT_EQ(again->handled, 0U);
+  EXPECT_EQ(responses().size(), 6U);
+}
+
+TEST_F(CommandStore, TwoJanitorsAdoptingTogetherAnswerEachEntryOnce) {
+  constexpr int n = 1000;
+  for (int i = 0; i < n; ++i) add_command("D", "c" + std::to_string(i), imei1);
+  command_store::orphan_counts first;
+  command_store::orphan_counts second;
+  std::string e1;
+  std::string e2;
+  std::thread t1([&] { first = *store("J1").adopt_orphans("D", e1); });
+  std::thread t2([&] { second = *store("J2").adopt_orphans("D", e2); });
+  t1.join();
+  t2.join();
+  EXPECT_EQ(first.handled + second.handled, static_cast<std::size_t>(n));
+  EXPECT_EQ(first.failed + second.failed, static_cast<std::size_t>(n));
+  std::set<std::string> ids;
+  for (auto& r : responses()) ids.insert(r["command_id"]);
+  EXPECT_EQ(ids.size(), static_cast<std::size_t>(n));
+  EXPECT_EQ(xlen(keys::responses), n);
+  EXPECT_FALSE(exists(keys::outbound("D")));
+}
+
+TEST_F(CommandStore, DrainOfflineKeepsOrderAndAnswersExpiredOnes) {
+  auto pub = publisher();
+  const auto c1 = pub.publish(imei1, "first", 12, 300s, true, error);
+  ASSERT_TRUE(c1) << error;
+  redis.command({"RPUSH", keys::offline(imei1),
+                 R"({"command_id":"old","target_imei":"356307042441013","codec":"12",)"
+                 R"("payload":"late","expires_at":"1"})"});
+  const auto c3 = pub.publish(imei1, "third", 14, 0s, true, error);
+  ASSERT_TRUE(c3) << error;
+  place(imei1, "A");
+  auto a = store("A");
+  const auto moved = a.drain_offline(imei1, error);
+  ASSERT_TRUE(moved) << error;
+  EXPECT_EQ(*moved, 2U);
+  EXPECT_FALSE(exists(keys::offline(imei1)));
+  const auto got = a.read_new(100ms, 16, error);
+  ASSERT_TRUE(got) << error;
+  ASSERT_EQ(got->size(), 2U);
+  EXPECT_EQ((*got)[0].command_id, c1->command_id);
+  EXPECT_EQ((*got)[0].payload, "first");
+  EXPECT_EQ((*got)[1].command_id, c3->command_id);
+  EXPECT_EQ((*got)[1].codec, 14);
+  EXPECT_EQ((*got)[1].expires_at, 0);
+  EXPECT_EQ((*got)[1].malformed, "");
+  const auto rs = responses();
+  ASSERT_EQ(rs.size(), 1U);
+  EXPECT_EQ(rs[0].at("command_id"), "old");
+  EXPECT_EQ(rs[0].at("failure_reason"), "expired_before_delivery");
+  const auto nothing = a.drain_offline(imei1, error);
+  ASSERT_TRUE(nothing) << error;
+  EXPECT_EQ(*nothing, 0U);
+}
+
+TEST_F(CommandStore, RedisDownGivesErrorsAndRecoveryReloadsTheLibrary) {
+  place(imei1, "A");
+  auto a = store("A");
+  auto pub = publisher();
+  ASSERT_TRUE(pub.publish(imei1, "x", 12, 300s, false, error)) << error;
+  server.stop();
+  EXPECT_FALSE(pub.publish(imei1, "x", 12, 300s, false, error));
+  EXPECT_FALSE(error.empty());
+  error.clear();
+  EXPECT_FALSE(a.read_new(100ms, 16, error));
+  EXPECT_FALSE(error.empty());
+  EXPECT_FALSE(a.read_pending(error));
+  EXPECT_FALSE(a.ensure_group(error));
+  EXPECT_FALSE(a.resolve(command_entry{}, {"failed", "", "x"}, error));
+  EXPECT_FALSE(a.drain_offline(imei1, error));
+  EXPECT_FALSE(a.adopt_orphans("D", error));
+  EXPECT_FALSE(pub.wait_response("c", "0-0", 100ms, error));
+  EXPECT_FALSE(error.empty());
+  server.start();           // empty: no functions loaded any more
+  redis.command({"PING"});  // the fixture's own connection fails once, then reconnects
+  place(imei1, "A");
+  error.clear();
+  const auto r = pub.publish(imei1, "x", 12, 300s, false, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->status, "sent");
+  ASSERT_TRUE(a.drain_offline(imei1, error)) << error;
+}
+
+}  // namespace
+}  // namespace tgw::infra::commands::test
