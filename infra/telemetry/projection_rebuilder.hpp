@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "infra/redis/connection.hpp"
+#include "infra/telemetry/projection.hpp"
+
+namespace tgw::infra::telemetry {
+
+/// What to rebuild and how.
+struct rebuild_settings {
+  std::string imei;      ///< Empty: every device that has a journal.
+  bool dry_run = false;  ///< Compare only; write nothing.
+  std::size_t page = 1000;
+  int max_attempts = 10;  ///< Per device, when live writes keep changing its journal.
+};
+
+/// The differences found on one device.
+struct device_differences {
+  std::string imei;
+  std::vector<field_difference> fields;
+};
+
+/// What a rebuild did.
+struct rebuild_report {
+  std::uint64_t devices = 0;
+  std::uint64_t events_read = 0;
+  std::uint64_t projections_written = 0;
+  std::uint64_t differences = 0;  ///< Fields that differed, over all devices.
+  std::uint64_t retries = 0;      ///< Folds redone because the journal changed meanwhile.
+  std::vector<device_differences> differing;
+};
+
+/// Rebuilds `device:{imei}` from `journal:{imei}` alone over its own blocking
+/// connection; one instance per thread.
+///
+/// A device is folded under WATCH journal:{imei} and its hash replaced with
+/// MULTI/DEL/HSET/EXEC. Every live write of the projection appends to the journal in
+/// the same atomic step, so an EXEC that succeeds proves no live update happened since
+/// the fold began; a failed EXEC folds the device again.
+class projection_rebuilder {
+ public:
+  explicit projection_rebuilder(redis::connection::options where);
+
+  /// nullopt with `error` when Redis fails or a device kept changing.
+  std::optional<rebuild_report> run(const rebuild_settings& s, std::string& error);
+
+ private:
+  /// One device; false with `error` on failure.
+  bool rebuild_device(const std::string& imei, const rebuild_settings& s, rebuild_report& report,
+                      std::string& error);
+  /// Folds the whole journal; nullopt with `error` on failure.
+  std::optional<device_projection> fold_journal(const std::string& imei, std::size_t page,
+                                                std::uint64_t& events, std::string& error);
+  std::optional<std::vector<std::string>> journaled_devices(std::size_t count, std::string& error);
+
+  redis::connection conn_;
+};
+
+}  // namespace tgw::infra::telemetry
