@@ -51,44 +51,56 @@ std::optional<std::vector<std::string>> projection_rebuilder::journaled_devices(
   return imeis;
 }
 
-std::optional<device_projection> projection_rebuilder::fold_journal(const std::string& imei,
-                                                                    std::size_t page,
-                                                                    std::uint64_t& events,
-                                                                    std::string& error) {
-  device_projection p;
-  const std::string journal = keys::journal(imei);
-  const std::string count = std::to_string(page);
-  std::string start = "-";
-  for (;;) {
-    const redis::value entries = conn_.command({"XRANGE", journal, start, "+", "COUNT", count});
-    if (failed(entries, error)) return std::nullopt;
-    for (const redis::value& entry : entries.elements) {
-      if (entry.elements.size() != 2) continue;
-      telemetry::apply(p, pairs_of(entry.elements[1]));
-      ++events;
-    }
-    if (entries.elements.size() < page) return p;
-    // Exclusive start: the next page begins after the last entry read.
-    start = "(" + entries.elements.back().elements.at(0).text;
+std::string projection_rebuilder::range_start(const std::string& last_id) {
+  // Exclusive start: continue after the last entry folded.
+  return last_id.empty() ? "-" : "(" + last_id;
+}
+
+bool projection_rebuilder::fold_page(const redis::value& entries, std::size_t page,
+                                     device_projection& p, std::string& last_id,
+                                     std::uint64_t& events) {
+  for (const redis::value& entry : entries.elements) {
+    if (entry.elements.size() != 2) continue;
+    telemetry::apply(p, pairs_of(entry.elements[1]));
+    last_id = entry.elements[0].text;
+    ++events;
   }
+  return entries.elements.size() < page;
 }
 
 bool projection_rebuilder::rebuild_device(const std::string& imei, const rebuild_settings& s,
                                           rebuild_report& report, std::string& error) {
   const std::string journal = keys::journal(imei);
   const std::string device = keys::device(imei);
+  device_projection folded;
+  std::string last_id;
+  std::uint64_t events = 0;
   for (int attempt = 0; attempt < s.max_attempts; ++attempt) {
     if (attempt > 0) {
       ++report.retries;
-      spdlog::info("projections: {} changed during the fold; folding again", journal);
+      spdlog::info("projections: {} changed during the fold; folding the new events", journal);
     }
-    if (failed(conn_.command({"WATCH", journal}), error)) return false;
-    std::uint64_t events = 0;
-    const auto folded = fold_journal(imei, s.page, events, error);
-    if (!folded) return false;
-    const redis::value current = conn_.command({"HGETALL", device});
-    if (failed(current, error)) return false;
-    const field_list rebuilt = render(*folded);
+    // A retry folds only what was appended since: the journal is append-only, and
+    // trimming removes only entries already folded. So each attempt is short, and a
+    // busy device is not starved by having to refold its whole journal every time.
+    // WATCH, the first page and the current hash in one round trip: the shorter an
+    // attempt, the likelier a busy device lets it through.
+    const std::string count = std::to_string(s.page);
+    std::vector<redis::value> first =
+        conn_.pipeline({{"WATCH", journal},
+                        {"XRANGE", journal, range_start(last_id), "+", "COUNT", count},
+                        {"HGETALL", device}});
+    for (const redis::value& r : first)
+      if (failed(r, error)) return false;
+    const redis::value& current = first[2];
+    bool complete = fold_page(first[1], s.page, folded, last_id, events);
+    while (!complete) {
+      const redis::value entries =
+          conn_.command({"XRANGE", journal, range_start(last_id), "+", "COUNT", count});
+      if (failed(entries, error)) return false;
+      complete = fold_page(entries, s.page, folded, last_id, events);
+    }
+    const field_list rebuilt = render(folded);
     auto diffs = compare(pairs_of(current), rebuilt);
 
     if (!s.dry_run && !diffs.empty()) {

@@ -15,7 +15,7 @@ struct rebuild_settings {
   std::string imei;      ///< Empty: every device that has a journal.
   bool dry_run = false;  ///< Compare only; write nothing.
   std::size_t page = 1000;
-  int max_attempts = 10;  ///< Per device, when live writes keep changing its journal.
+  int max_attempts = 50;  ///< Per device, when live writes keep changing its journal.
 };
 
 /// The differences found on one device.
@@ -40,7 +40,8 @@ struct rebuild_report {
 /// A device is folded under WATCH journal:{imei} and its hash replaced with
 /// MULTI/DEL/HSET/EXEC. Every live write of the projection appends to the journal in
 /// the same atomic step, so an EXEC that succeeds proves no live update happened since
-/// the fold began; a failed EXEC folds the device again.
+/// the fold read the journal; after a failed EXEC the events appended meanwhile are
+/// folded and the write is tried again.
 class projection_rebuilder {
  public:
   explicit projection_rebuilder(redis::connection::options where);
@@ -52,9 +53,11 @@ class projection_rebuilder {
   /// One device; false with `error` on failure.
   bool rebuild_device(const std::string& imei, const rebuild_settings& s, rebuild_report& report,
                       std::string& error);
-  /// Folds the whole journal; nullopt with `error` on failure.
-  std::optional<device_projection> fold_journal(const std::string& imei, std::size_t page,
-                                                std::uint64_t& events, std::string& error);
+  /// XRANGE's start for the entries after `last_id` (all when empty).
+  static std::string range_start(const std::string& last_id);
+  /// Folds one XRANGE reply into `p`, advancing `last_id`; true when it was the last page.
+  static bool fold_page(const redis::value& entries, std::size_t page, device_projection& p,
+                        std::string& last_id, std::uint64_t& events);
   std::optional<std::vector<std::string>> journaled_devices(std::size_t count, std::string& error);
 
   redis::connection conn_;
