@@ -12,7 +12,8 @@ namespace tgw::actors::gateway {
 
 /// (frame_atom, uint8 kind, uint8 codec, std::vector<uint8_t> bytes): connection to session.
 using frame_atom = caf::atom_constant<caf::atom("frame")>;
-/// (closed_atom, std::string reason): the connection is gone.
+/// (closed_atom, std::string reason): the connection is gone; to the UDP actor, every
+/// UDP device is gone (at shutdown).
 using closed_atom = caf::atom_constant<caf::atom("closed")>;
 /// (persist_atom, packet_job) -> write_outcome: session to telemetry writer.
 using persist_atom = caf::atom_constant<caf::atom("persist")>;
@@ -20,8 +21,11 @@ using persist_atom = caf::atom_constant<caf::atom("persist")>;
 using event_atom = caf::atom_constant<caf::atom("event")>;
 /// (flush_atom): the writer writes what it has gathered.
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
-/// (datagram_atom, std::vector<uint8_t>, udp_reply): a UDP datagram to ingest.
+/// (datagram_atom, std::vector<uint8_t>, udp_reply, std::string peer): a UDP datagram
+/// to ingest, with its sender as ip:port.
 using datagram_atom = caf::atom_constant<caf::atom("datagram")>;
+/// (udp_sweep_atom): the UDP actor's timer; devices silent for the idle timeout leave.
+using udp_sweep_atom = caf::atom_constant<caf::atom("udp_sweep")>;
 
 }  // namespace tgw::actors::gateway
 

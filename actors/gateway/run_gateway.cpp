@@ -172,13 +172,18 @@ int run_gateway(const infra::serve_options& o) {
   }
 
   // UDP on the same port number as TCP (the bound one, when --port is 0).
-  auto udp_actor = system.spawn(udp_ingest, shared_config);
+  const auto udp_idle =
+      std::chrono::seconds{o.udp_idle_timeout_s > 0 ? o.udp_idle_timeout_s : o.idle_timeout_s};
+  auto udp_actor = system.spawn(udp_ingest, shared_config,
+                                std::chrono::duration_cast<std::chrono::milliseconds>(udp_idle));
   std::unique_ptr<infra::net::udp_server> udp;
   try {
     udp = std::make_unique<infra::net::udp_server>(
         io, infra::net::udp::endpoint{infra::net::asio::ip::make_address(o.bind), server->port()},
-        [udp_actor](std::vector<std::uint8_t> datagram, infra::net::udp_reply reply) {
-          caf::anon_send(udp_actor, datagram_atom::value, std::move(datagram), std::move(reply));
+        [udp_actor](std::vector<std::uint8_t> datagram, infra::net::udp_reply reply,
+                    std::string peer) {
+          caf::anon_send(udp_actor, datagram_atom::value, std::move(datagram), std::move(reply),
+                         std::move(peer));
         });
   } catch (const std::exception& e) {
     spdlog::error("cannot listen on udp {}:{}: {}", o.bind, server->port(), e.what());
@@ -231,6 +236,7 @@ int run_gateway(const infra::serve_options& o) {
   wait_until([&] { return counters->persist_in_flight.load() == 0; },
              std::chrono::milliseconds{o.drain_timeout_ms});
   server->close_all("shutdown");
+  caf::anon_send(udp_actor, closed_atom::value, std::string("shutdown"));
   wait_until([&] { return counters->sessions_open.load() == 0; }, 2000ms);
   // Every held device, owner-checked: one that already moved keeps its entry.
   {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include <caf/fwd.hpp>
@@ -13,8 +14,14 @@ namespace tgw::actors::gateway {
 /// id and the AVL packet id. A malformed datagram is counted and logged and gets no
 /// response. Devices retry unanswered datagrams, and the resend is recognised by the
 /// fingerprint of its AVL data, so it is answered again without being stored twice.
-/// Stateless apart from counters, so one actor serves every UDP device.
+///
+/// UDP has no connection, so the lifecycle is inferred: the first datagram of an IMEI
+/// not seen within `idle_timeout` journals `identified` (transport udp) before its
+/// records, and a sweep journals `disconnected` (reason "udp idle") for every IMEI
+/// silent for `idle_timeout`. One timer serves all devices; it runs only while some
+/// device is present. One actor serves every UDP device.
 caf::behavior udp_ingest(caf::event_based_actor* self,
-                         const std::shared_ptr<const session_config>& config);
+                         const std::shared_ptr<const session_config>& config,
+                         std::chrono::milliseconds idle_timeout);
 
 }  // namespace tgw::actors::gateway

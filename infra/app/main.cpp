@@ -9,6 +9,7 @@
 #include "infra/cli/command_command.hpp"
 #include "infra/cli/decode_command.hpp"
 #include "infra/cli/node_command.hpp"
+#include "infra/cli/projections_command.hpp"
 #include "infra/cli/registry_command.hpp"
 #include "infra/cli/serve_command.hpp"
 #include "infra/cli/simulate_command.hpp"
@@ -27,6 +28,7 @@ int run(int argc, char** argv) {
   tgw::infra::add_command_command(app, exit_code);
   tgw::infra::add_node_command(app, tgw::actors::node::run_node, exit_code);
   tgw::infra::add_simulate_command(app, exit_code);
+  tgw::infra::add_projections_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

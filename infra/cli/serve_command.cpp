@@ -66,6 +66,12 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_IDLE_TIMEOUT_S")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--udp-idle-timeout-s", o->udp_idle_timeout_s,
+                  "Silence after which a UDP device is journaled as disconnected (0: "
+                  "--idle-timeout-s)")
+      ->envname("TGW_UDP_IDLE_TIMEOUT_S")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--max-connections", o->max_connections, "Open device connections at most")
       ->envname("TGW_MAX_CONNECTIONS")
       ->check(CLI::PositiveNumber)

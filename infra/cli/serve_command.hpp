@@ -26,6 +26,7 @@ struct serve_options {
   std::size_t max_frame_size = std::size_t{16} * 1024;
   int handshake_timeout_ms = 10'000;
   int idle_timeout_s = 1800;
+  int udp_idle_timeout_s = 0;  ///< 0: idle_timeout_s.
   std::size_t max_connections = 100'000;
   std::size_t max_frames_in_flight = 4;
   std::int64_t journal_maxlen = 1000;

@@ -26,7 +26,7 @@ struct udp_server::state : std::enable_shared_from_this<udp_server::state> {
             self->on_datagram(
                 std::vector<std::uint8_t>(self->buffer.begin(),
                                           self->buffer.begin() + static_cast<std::ptrdiff_t>(n)),
-                std::move(reply));
+                std::move(reply), to.address().to_string() + ":" + std::to_string(to.port()));
           }
           self->receive_next();
         });

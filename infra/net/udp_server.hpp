@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "infra/net/asio.hpp"
@@ -12,11 +13,12 @@
 namespace tgw::infra::net {
 
 /// Receives UDP datagrams on one socket and hands each to `on_datagram` with a reply
-/// function. Replies are posted to the socket's strand, so the session layer never
-/// touches the socket.
+/// function and the sender as ip:port. Replies are posted to the socket's strand, so the session
+/// layer never touches the socket.
 class udp_server {
  public:
-  using handler = std::function<void(std::vector<std::uint8_t> datagram, udp_reply reply)>;
+  using handler =
+      std::function<void(std::vector<std::uint8_t> datagram, udp_reply reply, std::string peer)>;
 
   udp_server(asio::io_context& io, const udp::endpoint& where, handler on_datagram);
   ~udp_server();

@@ -381,6 +381,49 @@ TEST_F(Gateway, AnswersUdpAfterPersistingAndStoresAResendOnce) {
   bytes malformed = datagram;
   malformed[1] ^= 0x01;  // length field no longer matches
   EXPECT_FALSE(udp_exchange(port, malformed).has_value());
+  // UDP has no handshake: the first datagram introduces the device in the journal.
+  EXPECT_EQ(journal_types(imei_a),
+            (std::vector<std::string>{"identified", "records_accepted", "packet_resent"}));
+  const auto first = redis.command({"XRANGE", std::string("journal:") + imei_a, "-", "+"});
+  const auto& fields = first.elements.at(0).elements.at(1).elements;
+  ASSERT_EQ(fields.size(), 10U);
+  EXPECT_EQ(fields[6].text, "peer");
+  EXPECT_TRUE(fields[7].text.starts_with("127.0.0.1:")) << fields[7].text;
+  EXPECT_EQ(fields[8].text, "transport");
+  EXPECT_EQ(fields[9].text, "udp");
+  EXPECT_EQ(redis.command({"HGET", std::string("device:") + imei_a, "online"}).text, "1");
+}
+
+TEST_F(Gateway, AQuietUdpDeviceIsJournaledDisconnectedAndBackAgain) {
+  start({"--udp-idle-timeout-s", "1"});
+  bytes datagram;
+  ASSERT_EQ(codecs::encode_udp_datagram(0x0001, 0x01, make_imei(imei_a), codecs::codec_id::codec8e,
+                                        sample_records(1, 1'700'000'000'000), datagram),
+            codecs::errc::ok);
+  ASSERT_TRUE(udp_exchange(port, datagram).has_value());
+  EXPECT_TRUE(eventually([&] {
+    const auto t = journal_types(imei_a);
+    return !t.empty() && t.back() == "disconnected";
+  }));
+  const auto last =
+      redis.command({"XREVRANGE", std::string("journal:") + imei_a, "+", "-", "COUNT", "1"});
+  EXPECT_EQ(last.elements.at(0).elements.at(1).elements.back().text, "udp idle");
+  EXPECT_EQ(redis.command({"HGET", std::string("device:") + imei_a, "online"}).text, "0");
+
+  datagram.clear();  // the encoder appends
+  ASSERT_EQ(codecs::encode_udp_datagram(0x0002, 0x02, make_imei(imei_a), codecs::codec_id::codec8e,
+                                        sample_records(1, 1'700'000'100'000), datagram),
+            codecs::errc::ok);
+  ASSERT_TRUE(udp_exchange(port, datagram).has_value());
+  EXPECT_EQ(journal_types(imei_a),
+            (std::vector<std::string>{"identified", "records_accepted", "disconnected",
+                                      "identified", "records_accepted"}));
+  gateway->signal(SIGTERM);
+  EXPECT_EQ(gateway->wait(), 0);
+  EXPECT_EQ(journal_types(imei_a).back(), "disconnected");
+  const auto gone =
+      redis.command({"XREVRANGE", std::string("journal:") + imei_a, "+", "-", "COUNT", "1"});
+  EXPECT_EQ(gone.elements.at(0).elements.at(1).elements.back().text, "shutdown");
 }
 
 class DurableGateway : public Gateway {

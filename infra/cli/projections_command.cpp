@@ -1,0 +1,114 @@
+#include "infra/cli/projections_command.hpp"
+
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "infra/log/log.hpp"
+#include "infra/telemetry/projection_rebuilder.hpp"
+
+namespace tgw::infra {
+namespace {
+
+struct projections_settings {
+  std::string redis_url = "redis://127.0.0.1:6379/0";
+  std::string imei;
+  bool dry_run = false;
+  bool json = false;
+  std::string log_level = "warn";
+  std::string log_format = "text";
+};
+
+nlohmann::ordered_json optional_text(const std::optional<std::string>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+void print(const telemetry::rebuild_report& r, bool dry_run, bool json) {
+  if (json) {
+    nlohmann::ordered_json out;
+    out["dry_run"] = dry_run;
+    out["devices"] = r.devices;
+    out["events_read"] = r.events_read;
+    out["projections_written"] = r.projections_written;
+    out["differences"] = r.differences;
+    out["retries"] = r.retries;
+    nlohmann::ordered_json differing = nlohmann::ordered_json::array();
+    for (const auto& d : r.differing) {
+      nlohmann::ordered_json fields = nlohmann::ordered_json::array();
+      for (const auto& f : d.fields)
+        fields.push_back({{"field", f.field},
+                          {"current", optional_text(f.current)},
+                          {"rebuilt", optional_text(f.rebuilt)}});
+      differing.push_back({{"imei", d.imei}, {"fields", fields}});
+    }
+    out["differing"] = differing;
+    std::cout << out.dump() << '\n';
+    return;
+  }
+  auto show = [](const std::optional<std::string>& v) { return v ? *v : std::string("(none)"); };
+  for (const auto& d : r.differing)
+    for (const auto& f : d.fields)
+      std::cout << "device:" << d.imei << ' ' << f.field << ": " << show(f.current) << " -> "
+                << show(f.rebuilt) << '\n';
+  std::cout << "projections " << (dry_run ? "dry run" : "rebuilt") << ": " << r.devices
+            << " devices, " << r.events_read << " events read, " << r.projections_written
+            << " projections written, " << r.differences << " differences found ("
+            << r.differing.size() << " devices)\n";
+}
+
+int run_rebuild(const projections_settings& s) {
+  std::string error;
+  const auto where = redis::parse_redis_url(s.redis_url, error);
+  if (!where) {
+    std::cerr << "tgw projections rebuild: " << error << '\n';
+    return 2;
+  }
+  telemetry::projection_rebuilder rebuilder({*where, std::chrono::milliseconds{2000},
+                                             std::chrono::milliseconds{30000}, "tgw-projections"});
+  telemetry::rebuild_settings settings;
+  settings.imei = s.imei;
+  settings.dry_run = s.dry_run;
+  const auto report = rebuilder.run(settings, error);
+  if (!report) {
+    std::cerr << "tgw projections rebuild: " << error << '\n';
+    return 1;
+  }
+  print(*report, s.dry_run, s.json);
+  return 0;
+}
+
+}  // namespace
+
+void add_projections_command(CLI::App& app, int& exit_code) {
+  auto s = std::make_shared<projections_settings>();
+  CLI::App* cmd = app.add_subcommand(
+      "projections", "Maintain the read models that are projections of the device journals.");
+  cmd->require_subcommand(1);
+  CLI::App* rebuild = cmd->add_subcommand(
+      "rebuild",
+      "Rebuild device:{imei} from journal:{imei} alone, for one device or every device\n"
+      "with a journal. A live update during the rebuild makes that device fold again, so\n"
+      "none is lost. With --dry-run only report where the stored projections differ.");
+  rebuild->add_option("--redis", s->redis_url, "redis://[user:password@]host:port/db")
+      ->envname("TGW_REDIS")
+      ->capture_default_str();
+  rebuild->add_option("--imei", s->imei, "Only this device");
+  rebuild->add_flag("--dry-run", s->dry_run, "Report differences; write nothing");
+  rebuild->add_flag("--json", s->json, "One line of JSON instead of text");
+  rebuild->add_option("--log-level", s->log_level, "trace, debug, info, warn, error, off")
+      ->envname("TGW_LOG_LEVEL")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  rebuild->add_option("--log-format", s->log_format, "text or json")
+      ->envname("TGW_LOG_FORMAT")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  rebuild->callback([s, &exit_code] {
+    setup_logging(s->log_level, s->log_format);
+    exit_code = run_rebuild(*s);
+  });
+}
+
+}  // namespace tgw::infra

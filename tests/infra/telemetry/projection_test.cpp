@@ -1,0 +1,92 @@
+#include "infra/telemetry/projection.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tgw::infra::telemetry {
+namespace {
+
+field_list identified(const std::string& at, const std::string& instance) {
+  return {{"type", "identified"}, {"at_ms", at}, {"instance", instance}, {"peer", "10.0.0.1:5"}};
+}
+
+field_list accepted(const std::string& at, const std::string& fp, const std::string& records,
+                    const std::string& pos_ts) {
+  return {{"type", "records_accepted"},
+          {"at_ms", at},
+          {"instance", "gw-b"},
+          {"fingerprint", fp},
+          {"records", records},
+          {"first_ts", "1"},
+          {"last_ts", "2"},
+          {"pos_ts", pos_ts},
+          {"lon", "25.2616688"},
+          {"lat", "54.6992512"},
+          {"speed", "41"}};
+}
+
+TEST(Projection, AnEmptyJournalFoldsToNoFields) {
+  EXPECT_TRUE(render(device_projection{}).empty());
+}
+
+TEST(Projection, IdentifiedAndDisconnectedSetOnlineInstanceAndLastSeen) {
+  device_projection p;
+  telemetry::apply(p, identified("100", "gw-a"));
+  EXPECT_EQ(render(p),
+            (field_list{{"online", "1"}, {"last_seen_ms", "100"}, {"instance", "gw-a"}}));
+  telemetry::apply(
+      p, {{"type", "disconnected"}, {"at_ms", "200"}, {"instance", "gw-a"}, {"reason", "x"}});
+  EXPECT_EQ(render(p),
+            (field_list{{"online", "0"}, {"last_seen_ms", "200"}, {"instance", "gw-a"}}));
+}
+
+TEST(Projection, RecordsAcceptedSetsThePositionAndSumsRecords) {
+  device_projection p;
+  telemetry::apply(p, identified("100", "gw-a"));
+  telemetry::apply(p, accepted("150", "aa", "2", "1700000001000"));
+  telemetry::apply(p, accepted("160", "bb", "3", "1700000002000"));
+  EXPECT_EQ(render(p), (field_list{{"online", "1"},
+                                   {"last_seen_ms", "160"},
+                                   {"instance", "gw-b"},
+                                   {"last_fingerprint", "bb"},
+                                   {"last_ts", "1700000002000"},
+                                   {"lon", "25.2616688"},
+                                   {"lat", "54.6992512"},
+                                   {"speed", "41"},
+                                   {"records_total", "5"}}));
+}
+
+TEST(Projection, AResendTouchesOnlyLastSeen) {
+  device_projection p;
+  telemetry::apply(p, accepted("150", "aa", "2", "7"));
+  device_projection expected = p;
+  expected.last_seen_ms = "170";
+  telemetry::apply(p, {{"type", "packet_resent"},
+                       {"at_ms", "170"},
+                       {"instance", "gw-c"},
+                       {"fingerprint", "aa"},
+                       {"records", "2"}});
+  EXPECT_EQ(p, expected);
+}
+
+TEST(Projection, RejectedFramesAndUnknownEventsChangeNothing) {
+  device_projection p;
+  telemetry::apply(p, identified("100", "gw-a"));
+  const device_projection before = p;
+  telemetry::apply(p, {{"type", "frame_rejected"}, {"at_ms", "300"}, {"instance", "gw-a"}});
+  telemetry::apply(p, {{"type", "command_dispatched"}, {"at_ms", "400"}, {"instance", "gw-z"}});
+  telemetry::apply(p, {{"at_ms", "500"}});  // no type at all
+  EXPECT_EQ(p, before);
+}
+
+TEST(Projection, CompareListsChangedMissingAndExtraFields) {
+  const field_list current = {{"online", "1"}, {"instance", "a"}, {"junk", "x"}};
+  const field_list rebuilt = {{"online", "1"}, {"instance", "b"}, {"records_total", "3"}};
+  EXPECT_EQ(compare(current, rebuilt),
+            (std::vector<field_difference>{{"instance", "a", "b"},
+                                           {"junk", "x", std::nullopt},
+                                           {"records_total", std::nullopt, "3"}}));
+  EXPECT_TRUE(compare(rebuilt, rebuilt).empty());
+}
+
+}  // namespace
+}  // namespace tgw::infra::telemetry
