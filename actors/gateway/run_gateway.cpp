@@ -9,6 +9,10 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/commands/command_messages.hpp"
+#include "actors/commands/command_reader.hpp"
+#include "actors/commands/command_responder.hpp"
+#include "actors/commands/session_directory.hpp"
 #include "actors/gateway/gateway_messages.hpp"
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
@@ -58,6 +62,29 @@ template <class Predicate>
 void wait_until(Predicate done, std::chrono::milliseconds limit) {
   const auto end = std::chrono::steady_clock::now() + limit;
   while (!done() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(10ms);
+}
+
+void hand_over_commands(const infra::redis::endpoint& where, const std::string& instance,
+                        std::size_t max_payload) {
+  infra::redis::connection redis({where, 2000ms, 5000ms, "tgw-" + instance + "-shutdown"});
+  const auto deleted = redis.command({"DEL", infra::registry::keys::heartbeat(instance)});
+  if (deleted.is_error()) {
+    spdlog::warn("commands: heartbeat not removed at shutdown: {}", deleted.text);
+    return;  // Redis is down: the janitor of another instance adopts the stream later.
+  }
+  infra::commands::command_store store({where, 2000ms, 5000ms, "tgw-" + instance + "-shutdown"},
+                                       instance, max_payload);
+  std::string error;
+  if (!store.load_library(error)) {
+    spdlog::warn("commands: stream not handed over at shutdown: {}", error);
+    return;
+  }
+  const auto counts = store.adopt_orphans(instance, error);
+  if (!counts)
+    spdlog::warn("commands: stream not handed over at shutdown: {}", error);
+  else if (counts->handled > 0)
+    spdlog::info("commands: {} unanswered command(s) handed over: {} re-routed, {} failed",
+                 counts->handled, counts->rerouted, counts->failed);
 }
 
 }  // namespace
@@ -130,11 +157,33 @@ int run_gateway(const infra::serve_options& o) {
   janitor_settings.interval = std::chrono::milliseconds{o.janitor_interval_ms};
   janitor_settings.mode = o.janitor_mode == "scan" ? infra::registry::janitor_mode::scan
                                                    : infra::registry::janitor_mode::reverse_index;
+  auto make_command_store = [&](const char* role, std::chrono::milliseconds io_timeout) {
+    return std::make_shared<infra::commands::command_store>(
+        infra::redis::connection::options{where, 2000ms, io_timeout,
+                                          "tgw-" + instance + "-" + role},
+        instance, o.command_max_payload);
+  };
   auto janitor_handle = system.spawn<caf::detached>(registry::janitor_actor, janitor_settings,
-                                                    make_registry_store("janitor"), counters);
+                                                    make_registry_store("janitor"), counters,
+                                                    make_command_store("janitor-commands", 5000ms));
+  // Outbound commands. The reader's socket timeout exceeds its BLOCK (1 s), or hiredis
+  // would give up on a read the server still holds.
+  auto directory = std::make_shared<commands::session_directory>();
+  commands::responder_config responder_settings;
+  responder_settings.journal_maxlen = o.journal_maxlen;
+  auto responder_handle =
+      system.spawn<caf::detached>(commands::command_responder, responder_settings,
+                                  make_command_store("responder", 5000ms), counters);
+  commands::reader_config reader_settings;
+  reader_settings.journal_maxlen = o.journal_maxlen;
+  auto reader_handle = system.spawn<caf::detached>(
+      commands::command_reader, reader_settings, make_command_store("reader", 3000ms),
+      std::shared_ptr<const commands::session_directory>(directory), counters);
   auto stop_registry = [&] {
     caf::anon_send_exit(registry_handle, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(janitor_handle, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(reader_handle, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(responder_handle, caf::exit_reason::user_shutdown);
   };
 
   auto config = std::make_shared<session_config>();
@@ -143,6 +192,10 @@ int run_gateway(const infra::serve_options& o) {
   config->crc = o.crc == "ignore" ? codecs::crc_policy::ignore : codecs::crc_policy::strict;
   config->allowlist = *allowlist;
   config->counters = counters;
+  config->directory = directory;
+  config->responder = responder_handle;
+  config->command_queue_limit = o.command_queue;
+  config->command_timeout = std::chrono::milliseconds{o.command_timeout_ms};
   for (int i = 0; i < shards; ++i)
     config->writers.push_back(
         system.spawn<caf::detached>(telemetry_writer, writer_config{}, make_store(i), i, counters));
@@ -246,8 +299,28 @@ int run_gateway(const infra::serve_options& o) {
                  [](const caf::error& e) {
                    spdlog::error("registry: unregister at shutdown: {}", caf::to_string(e));
                  });
+    // Closed sessions failed their commands (socket_closed); publish those answers
+    // before leaving. What cannot be published stays pending in the stream, and the
+    // janitor of another instance answers it once this one's heartbeat expires.
+    self->request(responder_handle, 5s, commands::sync_atom::value)
+        .receive(
+            [](bool all_published) {
+              if (!all_published)
+                spdlog::warn("commands: some responses unpublished at shutdown (Redis down)");
+            },
+            [](const caf::error& e) {
+              spdlog::warn("commands: responder at shutdown: {}", caf::to_string(e));
+            });
   }
   stop_registry();
+  {
+    caf::scoped_actor self{system};
+    self->wait_for(registry_handle, reader_handle, responder_handle, janitor_handle);
+  }
+  // Leave the command path at once rather than after the heartbeat's TTL: publishers
+  // see this instance as gone, and what is left in its stream is re-routed to the
+  // devices' new owners or answered instance_lost, each entry once.
+  hand_over_commands(where, instance, o.command_max_payload);
   // Sessions sent their last journal events; give the writers a moment to write them.
   std::this_thread::sleep_for(100ms);
   for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);

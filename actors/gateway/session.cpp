@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/commands/command_messages.hpp"
+#include "actors/commands/device_commands.hpp"
+#include "actors/commands/session_directory.hpp"
 #include "actors/gateway/gateway_messages.hpp"
 #include "actors/registry/registry_actor.hpp"
 #include "codecs/avl_decode.hpp"
@@ -17,8 +20,17 @@ using infra::telemetry::journal_event;
 using infra::telemetry::write_outcome;
 
 struct session_state {
+  explicit session_state(std::size_t command_queue_limit) : commands(command_queue_limit) {}
   std::string imei;
+  codecs::imei device;
   bool identified = false;
+  /// AVL packets persisted or being persisted whose ACK is not yet written: a command
+  /// waits for zero so it never lands between a packet and its ACK.
+  std::size_t avl_awaiting_ack = 0;
+  commands::device_commands commands;
+  /// A command whose dispatch is journaled but that waits for AVL ACKs to be written.
+  std::vector<std::uint8_t> command_frame;
+  std::string command_frame_id;
   std::uint64_t packets = 0;
   std::uint64_t records = 0;
   std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
@@ -52,7 +64,7 @@ std::unique_ptr<infra::net::connection_listener> make_session_listener(caf::acto
 caf::behavior session(caf::event_based_actor* self,
                       const std::shared_ptr<infra::net::device_link>& link,
                       const std::shared_ptr<const session_config>& config) {
-  auto state = std::make_shared<session_state>();
+  auto state = std::make_shared<session_state>(config->command_queue_limit);
   auto& counters = *config->counters;
   counters.sessions_open.fetch_add(1);
   self->attach_functor([counters = config->counters] { counters->sessions_open.fetch_sub(1); });
@@ -68,7 +80,52 @@ caf::behavior session(caf::event_based_actor* self,
         .then([](const write_outcome&) {}, [](const caf::error&) {});
   };
 
-  auto on_imei = [self, link, config, state, &counters](const std::vector<std::uint8_t>& bytes) {
+  auto resolve = [config](commands::resolved_command r) {
+    if (config->responder)
+      caf::anon_send(config->responder, commands::resolve_atom::value, std::move(r.entry),
+                     std::move(r.outcome));
+  };
+
+  // Writes a journaled command frame unless AVL ACKs are owed, then starts its timer.
+  auto write_command = [self, link, config, state, &counters] {
+    if (state->command_frame.empty() || state->avl_awaiting_ack > 0) return;
+    link->send(std::move(state->command_frame));
+    state->command_frame.clear();
+    counters.commands_written.fetch_add(1, std::memory_order_relaxed);
+    self->delayed_send(self, config->command_timeout, commands::cmd_timeout_atom::value,
+                       state->command_frame_id);
+  };
+
+  // Starts the next queued command if the device is free: journal command_dispatched
+  // first, then write (or wait for the AVL ACKs owed).
+  auto next_command = [self, config, state, resolve, write_command] {
+    if (!state->identified || !config->responder || !state->command_frame.empty()) return;
+    std::vector<commands::resolved_command> expired;
+    const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    auto entry = state->commands.next(state->avl_awaiting_ack, now_s, expired);
+    for (auto& r : expired) resolve(std::move(r));
+    if (!entry) return;
+    std::string why;
+    auto frame = commands::device_commands::encode(*entry, state->device, why);
+    if (frame.empty()) {
+      if (auto r = state->commands.on_timeout(entry->entry_id)) {
+        r->outcome.failure_reason = why;
+        resolve(std::move(*r));
+      }
+      return;
+    }
+    state->command_frame = std::move(frame);
+    state->command_frame_id = entry->entry_id;
+    self->request(config->responder, caf::duration{caf::infinite}, commands::dispatch_atom::value,
+                  *entry)
+        .then([write_command](bool) { write_command(); },
+              [write_command](const caf::error&) { write_command(); });
+  };
+
+  auto on_imei = [self, link, config, state, &counters,
+                  next_command](const std::vector<std::uint8_t>& bytes) {
     codecs::imei id;
     const codecs::decode_status s = codecs::parse_imei_packet(bytes, id);
     if (!s.ok()) {
@@ -79,6 +136,7 @@ caf::behavior session(caf::event_based_actor* self,
       return;
     }
     state->imei = std::string(id.str());
+    state->device = id;
     if (!config->allowlist.empty() && !config->allowlist.contains(state->imei)) {
       counters.handshakes_rejected.fetch_add(1);
       spdlog::warn("device {}: not in the allowlist; rejected ({})", state->imei, link->peer());
@@ -89,6 +147,11 @@ caf::behavior session(caf::event_based_actor* self,
     state->identified = true;
     // Registration happens here, on the session's lifecycle, never per frame.
     if (config->registry) self->send(config->registry, registry::register_atom::value, state->imei);
+    if (config->directory)
+      config->directory->attach(state->imei, caf::actor_cast<caf::actor>(self));
+    // Commands queued while the device was offline now come through our stream.
+    if (config->responder)
+      self->send(config->responder, commands::drain_off_atom::value, state->imei);
     journal_event e{state->imei, "identified", 1, {{"peer", link->peer()}}};
     // The event is journaled before the device sees the verdict. If Redis is down the
     // device is accepted anyway: its data will simply not be ACKed until Redis returns.
@@ -108,7 +171,7 @@ caf::behavior session(caf::event_based_actor* self,
             });
   };
 
-  auto on_avl = [self, link, config, state, &counters,
+  auto on_avl = [self, link, config, state, &counters, write_command, next_command,
                  record_event](const std::vector<std::uint8_t>& bytes) {
     counters.frames_avl.fetch_add(1);
     if (!state->identified) {
@@ -136,12 +199,15 @@ caf::behavior session(caf::event_based_actor* self,
     auto job = infra::telemetry::render_packet(state->imei, packet, bytes);
     const auto n = static_cast<std::uint32_t>(packet.records.size());
     counters.persist_in_flight.fetch_add(1);
+    ++state->avl_awaiting_ack;
     const auto received = std::chrono::steady_clock::now();
     self->request(writer_for(*config, state->imei), caf::duration{caf::infinite},
                   persist_atom::value, std::move(job))
         .then(
-            [link, state, n, received, &counters](const write_outcome& o) {
+            [link, state, n, received, &counters, write_command,
+             next_command](const write_outcome& o) {
               counters.persist_in_flight.fetch_sub(1);
+              --state->avl_awaiting_ack;
               if (o.ok) {
                 if (o.duplicate)
                   counters.packets_duplicate.fetch_add(1);
@@ -160,13 +226,18 @@ caf::behavior session(caf::event_based_actor* self,
                 spdlog::debug("device {}: packet not persisted ({}); no ACK", state->imei, o.error);
               }
               link->frame_done();
+              write_command();
+              next_command();
             },
-            [link, state, &counters](const caf::error& e) {
+            [link, state, &counters, write_command, next_command](const caf::error& e) {
               counters.persist_in_flight.fetch_sub(1);
+              --state->avl_awaiting_ack;
               counters.persist_failures.fetch_add(1);
-              spdlog::warn("device {}: persist timed out ({}); no ACK", state->imei,
+              spdlog::warn("device {}: persist failed ({}); no ACK", state->imei,
                            caf::to_string(e));
               link->frame_done();
+              write_command();
+              next_command();
             });
   };
 
@@ -187,14 +258,43 @@ caf::behavior session(caf::event_based_actor* self,
             on_avl(bytes);
             break;
           case codecs::frame_kind::command:
-            // Codec 12/13 from the device are never answered with an AVL ACK.
+            // Codec 12/13/14 from the device are never answered with an AVL ACK; they
+            // may answer the command in flight.
             counters.frames_command.fetch_add(1);
-            spdlog::debug("device {}: codec {} message ({} bytes)", state->imei,
-                          codecs::codec_name(codec), bytes.size());
+            if (auto r = state->commands.on_reply(bytes)) {
+              spdlog::info(
+                  "device {}: command {} {}{}", state->imei, r->entry.command_id, r->outcome.status,
+                  r->outcome.failure_reason.empty() ? "" : ": " + r->outcome.failure_reason);
+              resolve(std::move(*r));
+              next_command();
+            } else {
+              spdlog::debug("device {}: codec {} message ({} bytes) answers no command",
+                            state->imei, codecs::codec_name(codec), bytes.size());
+            }
             break;
         }
       },
-      [self, config, state, record_event](closed_atom, const std::string& reason) {
+      [state, resolve, next_command](commands::command_atom, infra::commands::command_entry& e) {
+        if (auto full = state->commands.enqueue(std::move(e))) {
+          spdlog::warn("device {}: command {} refused: write_queue_full", state->imei,
+                       full->entry.command_id);
+          resolve(std::move(*full));
+          return;
+        }
+        next_command();
+      },
+      [state, resolve, next_command](commands::cmd_timeout_atom, const std::string& entry_id) {
+        if (auto r = state->commands.on_timeout(entry_id)) {
+          spdlog::warn("device {}: command {} got no answer in time", state->imei,
+                       r->entry.command_id);
+          resolve(std::move(*r));
+          next_command();
+        }
+      },
+      [self, config, state, record_event, resolve](closed_atom, const std::string& reason) {
+        for (auto& r : state->commands.on_closed()) resolve(std::move(r));
+        if (state->identified && config->directory)
+          config->directory->detach(state->imei, caf::actor_cast<caf::actor>(self));
         if (state->identified) {
           if (config->registry)
             self->send(config->registry, registry::unregister_atom::value, state->imei);

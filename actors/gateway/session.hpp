@@ -15,6 +15,9 @@
 namespace tgw::infra::metrics {
 struct gateway_counters;
 }
+namespace tgw::actors::commands {
+class session_directory;
+}
 
 namespace tgw::actors::gateway {
 
@@ -31,6 +34,13 @@ struct session_config {
   /// The registry actor; told when a device is identified and when it leaves.
   caf::actor registry;
   std::shared_ptr<gateway_counters> counters;
+  /// Outbound commands: where sessions announce themselves to the command reader, the
+  /// actor that publishes their outcomes, the per-device queue bound and the time a
+  /// device has to answer. Without a responder, sessions take no commands.
+  std::shared_ptr<commands::session_directory> directory;
+  caf::actor responder;
+  std::size_t command_queue_limit = 16;
+  std::chrono::milliseconds command_timeout{30'000};
 };
 
 /// One device session. It receives the connection's frames as messages, owns the

@@ -101,12 +101,39 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
   };
 }
 
+namespace {
+
+void adopt_command_streams(infra::commands::command_store& commands,
+                           infra::metrics::gateway_counters& counters) {
+  std::string error;
+  const auto dead = commands.orphan_candidates(error);
+  if (!dead) {
+    spdlog::warn("janitor: cannot list command streams: {}", error);
+    return;
+  }
+  for (const std::string& instance : *dead) {
+    if (instance == commands.instance_id()) continue;  // our own heartbeat lapsed: not dead
+    const auto counts = commands.adopt_orphans(instance, error);
+    if (!counts) {
+      spdlog::warn("janitor: command stream of {} not adopted: {}", instance, error);
+      continue;
+    }
+    counters.commands_adopted.fetch_add(counts->handled, std::memory_order_relaxed);
+    if (counts->handled > 0)
+      spdlog::info("janitor: {} command(s) of dead instance {}: {} re-routed, {} failed",
+                   counts->handled, instance, counts->rerouted, counts->failed);
+  }
+}
+
+}  // namespace
+
 caf::behavior janitor_actor(caf::event_based_actor* self, const janitor_config& config,
                             const std::shared_ptr<infra::registry::registry_store>& store,
-                            const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
+                            const std::shared_ptr<infra::metrics::gateway_counters>& counters,
+                            const std::shared_ptr<infra::commands::command_store>& commands) {
   self->delayed_send(self, config.interval, sweep_atom::value);
   return {
-      [self, config, store, counters](sweep_atom) {
+      [self, config, store, counters, commands](sweep_atom) {
         std::string error;
         const auto report = store->janitor_pass(config.mode, config.batch, error);
         counters->janitor_passes.fetch_add(1);
@@ -120,6 +147,7 @@ caf::behavior janitor_actor(caf::event_based_actor* self, const janitor_config& 
             spdlog::info("janitor: evicted {} registry entries of {} dead instance(s)",
                          report->evicted, report->dead.size());
         }
+        if (commands) adopt_command_streams(*commands, *counters);
         self->delayed_send(self, config.interval, sweep_atom::value);
       },
   };

@@ -6,6 +6,7 @@
 #include <caf/atom.hpp>
 #include <caf/fwd.hpp>
 
+#include "infra/commands/command_store.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/registry/registry_store.hpp"
 
@@ -47,9 +48,13 @@ struct janitor_config {
 
 /// The janitor: every interval, evicts the registry entries of instances whose
 /// heartbeat expired, owner-checked, and counts only the deletes it made. It runs in
-/// every instance; its effects are idempotent. Spawn it detached.
+/// every instance; its effects are idempotent. With `commands`, it also adopts the
+/// command streams of dead instances: every entry left there, read or unread, gets one
+/// outcome (re-routed to the device's live owner, or failed/instance_lost or
+/// expired_before_delivery) and the stream is removed. Spawn it detached.
 caf::behavior janitor_actor(caf::event_based_actor* self, const janitor_config& config,
                             const std::shared_ptr<infra::registry::registry_store>& store,
-                            const std::shared_ptr<infra::metrics::gateway_counters>& counters);
+                            const std::shared_ptr<infra::metrics::gateway_counters>& counters,
+                            const std::shared_ptr<infra::commands::command_store>& commands = {});
 
 }  // namespace tgw::actors::registry

@@ -114,6 +114,21 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_JANITOR_MODE")
       ->check(CLI::IsMember({"reverse-index", "scan"}))
       ->capture_default_str();
+  cmd->add_option("--command-timeout-ms", o->command_timeout_ms,
+                  "Time a device has to answer a command before it fails with timeout")
+      ->envname("TGW_COMMAND_TIMEOUT_MS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--command-queue", o->command_queue,
+                  "Commands per device queued or in flight; more fail with write_queue_full")
+      ->envname("TGW_COMMAND_QUEUE")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--command-max-payload", o->command_max_payload,
+                  "Largest command text in bytes; longer entries fail as malformed")
+      ->envname("TGW_COMMAND_MAX_PAYLOAD")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
   cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn, error, off")
       ->envname("TGW_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))

@@ -36,6 +36,9 @@ struct serve_options {
   int heartbeat_ttl_s = 90;
   int janitor_interval_ms = 60'000;
   std::string janitor_mode = "reverse-index";
+  int command_timeout_ms = 30'000;
+  std::size_t command_queue = 16;
+  std::size_t command_max_payload = 512;
   std::string log_level = "info";
   std::string log_format = "text";
 };

@@ -13,6 +13,9 @@ inline constexpr const char* responses = "commands:responses";
 inline std::string offline(const std::string& imei) {
   return "commands:offline:" + imei;
 }
+/// SET of instance ids that created a command stream; the janitor's list of streams
+/// to adopt once their instance is dead.
+inline constexpr const char* instances_with_streams = "commands:instances";
 }  // namespace keys
 
 /// The consumer group every instance reads its own outbound stream with.

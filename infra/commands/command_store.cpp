@@ -122,8 +122,25 @@ bool command_store::ensure_group(std::string& error) {
   // still delivered.
   const redis::value v =
       conn_.command({"XGROUP", "CREATE", stream(), consumer_group, "0", "MKSTREAM"});
-  if (redis::error_is(v, "BUSYGROUP")) return true;
-  return !failed(v, error);
+  if (!redis::error_is(v, "BUSYGROUP") && failed(v, error)) return false;
+  // Remembered so a janitor can find this stream once the instance is dead.
+  return !failed(conn_.command({"SADD", keys::instances_with_streams, instance_}), error);
+}
+
+std::optional<std::vector<std::string>> command_store::orphan_candidates(std::string& error) {
+  const redis::value members = conn_.command({"SMEMBERS", keys::instances_with_streams});
+  if (failed(members, error)) return std::nullopt;
+  std::vector<std::vector<std::string>> probes;
+  for (const redis::value& m : members.elements)
+    probes.push_back({"EXISTS", "instance:heartbeat:" + m.text});
+  std::vector<std::string> dead;
+  if (probes.empty()) return dead;
+  const std::vector<redis::value> alive = conn_.pipeline(probes);
+  for (std::size_t i = 0; i < alive.size(); ++i) {
+    if (failed(alive[i], error)) return std::nullopt;
+    if (alive[i].integer == 0) dead.push_back(members.elements[i].text);
+  }
+  return dead;
 }
 
 std::optional<std::vector<command_entry>> command_store::read(const std::vector<std::string>& argv,
@@ -229,7 +246,12 @@ std::optional<command_store::orphan_counts> command_store::adopt_orphans(
     counts.rerouted += n(1);
     counts.failed += n(2);
     // A pass that handled nothing cannot make progress; stop rather than spin.
-    if (n(3) == 0 || n(0) == 0) break;
+    if (n(3) == 0) {
+      if (failed(conn_.command({"SREM", keys::instances_with_streams, dead_instance}), error))
+        return std::nullopt;
+      break;
+    }
+    if (n(0) == 0) break;
   }
   return counts;
 }

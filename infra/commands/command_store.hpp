@@ -76,6 +76,10 @@ class command_store {
   /// Gives every entry of a dead instance's stream one outcome (re-routed or failed)
   /// and removes the stream.
   std::optional<orphan_counts> adopt_orphans(const std::string& dead_instance, std::string& error);
+  /// Instances that once created a command stream and whose heartbeat has expired:
+  /// the janitor adopts their streams. An instance leaves the set when its stream is
+  /// adopted to the end.
+  std::optional<std::vector<std::string>> orphan_candidates(std::string& error);
 
   [[nodiscard]] const std::string& instance_id() const { return instance_; }
   [[nodiscard]] std::string stream() const { return keys::outbound(instance_); }

@@ -43,6 +43,20 @@ struct gateway_counters {
   std::atomic<std::uint64_t> writer_redis_errors{0};
   /// Times a telemetry writer found Redis reachable again after an outage.
   std::atomic<std::uint64_t> writer_reconnects{0};
+
+  /// Outbound commands read from this instance's stream.
+  std::atomic<std::uint64_t> commands_received{0};
+  /// Commands answered by the reader without reaching a device (malformed, expired,
+  /// device not here).
+  std::atomic<std::uint64_t> commands_refused{0};
+  /// Commands resolved by a session (responded, failed, timeout, ...) and published.
+  std::atomic<std::uint64_t> commands_resolved{0};
+  /// Commands written to a device socket.
+  std::atomic<std::uint64_t> commands_written{0};
+  /// Entries of dead instances' command streams this janitor gave an outcome.
+  std::atomic<std::uint64_t> commands_adopted{0};
+  /// Response publications Redis refused (retried).
+  std::atomic<std::uint64_t> command_redis_errors{0};
 };
 
 }  // namespace tgw::infra::metrics

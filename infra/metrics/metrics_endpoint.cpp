@@ -114,10 +114,18 @@ class counters_collector final : public prometheus::Collectable {
     out.push_back(histogram_family("teltonika_writer_batch_size",
                                    "Writes (packets and events) per telemetry writer round trip",
                                    c_->writer_batch_size, instance_));
-    counter(
-        "teltonika_redis_errors_total", "Redis round trips that failed, by component",
-        {{"telemetry_writer", v(c_->writer_redis_errors)}, {"registry", v(c_->registry_failures)}},
-        "component");
+    counter("teltonika_redis_errors_total", "Redis round trips that failed, by component",
+            {{"telemetry_writer", v(c_->writer_redis_errors)},
+             {"registry", v(c_->registry_failures)},
+             {"command_responder", v(c_->command_redis_errors)}},
+            "component");
+    counter("teltonika_commands_total", "Outbound commands by stage",
+            {{"received", v(c_->commands_received)},
+             {"refused", v(c_->commands_refused)},
+             {"written", v(c_->commands_written)},
+             {"resolved", v(c_->commands_resolved)},
+             {"adopted_from_dead_instance", v(c_->commands_adopted)}},
+            "stage");
     counter("teltonika_redis_reconnects_total",
             "Telemetry writers that found Redis reachable again after an outage",
             {{"", v(c_->writer_reconnects)}}, nullptr);

@@ -12,6 +12,7 @@
 #include "codecs/avl_encode.hpp"
 #include "codecs/command.hpp"
 #include "infra/metrics/gateway_counters.hpp"
+#include "tests/actors/gateway/session_fakes.hpp"
 
 namespace tgw::actors::gateway {
 namespace {
@@ -20,22 +21,10 @@ using infra::telemetry::journal_event;
 using infra::telemetry::packet_job;
 using infra::telemetry::write_outcome;
 using bytes = std::vector<std::uint8_t>;
+using test::avl_packet;
+using test::fake_link;
+using test::test_config;
 using release_atom = caf::atom_constant<caf::atom("release")>;
-
-class fake_link final : public infra::net::device_link {
- public:
-  void send(bytes b) override { sent.push_back(std::move(b)); }
-  void close(std::string reason) override { closed_with = std::move(reason); }
-  void frame_done() override { ++frames_done; }
-  [[nodiscard]] const std::string& peer() const override { return peer_; }
-
-  std::vector<bytes> sent;
-  std::string closed_with;
-  int frames_done = 0;
-
- private:
-  std::string peer_ = "127.0.0.1:5000";
-};
 
 struct writer_log {
   std::vector<packet_job> packets;
@@ -63,13 +52,6 @@ caf::behavior fake_writer(caf::event_based_actor* self, std::shared_ptr<writer_l
       },
   };
 }
-
-struct test_config : caf::actor_system_config {
-  test_config() {
-    set("scheduler.policy", caf::atom("testing"));
-    set("logger.inline-output", true);
-  }
-};
 
 class SessionActor : public ::testing::Test {
  protected:
@@ -103,13 +85,6 @@ class SessionActor : public ::testing::Test {
     deliver(codecs::frame_kind::imei, hs);
     release(true);
   }
-  static bytes packet(int records) {
-    std::vector<codecs::avl_record_data> r(static_cast<std::size_t>(records));
-    for (std::size_t i = 0; i < r.size(); ++i) r[i].timestamp_ms = 1'700'000'000'000 + i;
-    bytes out;
-    EXPECT_EQ(codecs::encode_avl_frame(codecs::codec_id::codec8, r, out), codecs::errc::ok);
-    return out;
-  }
 
   test_config cfg;
   caf::actor_system sys{cfg};
@@ -139,7 +114,7 @@ TEST_F(SessionActor, RepliesToTheHandshakeOnlyAfterTheEventIsWritten) {
 
 TEST_F(SessionActor, AcksTheRecordCountOnlyAfterPersisting) {
   identify();
-  deliver(codecs::frame_kind::avl, packet(3), 0x08);
+  deliver(codecs::frame_kind::avl, avl_packet(3), 0x08);
   ASSERT_EQ(log->packets.size(), 1U);
   EXPECT_EQ(log->packets[0].records.size(), 3U);
   EXPECT_EQ(link->sent.size(), 1U);  // only the 01 so far
@@ -151,7 +126,7 @@ TEST_F(SessionActor, AcksTheRecordCountOnlyAfterPersisting) {
 
 TEST_F(SessionActor, SendsNoAckWhenPersistingFails) {
   identify();
-  deliver(codecs::frame_kind::avl, packet(1), 0x08);
+  deliver(codecs::frame_kind::avl, avl_packet(1), 0x08);
   release(false);
   EXPECT_EQ(link->sent.size(), 1U);
   EXPECT_EQ(link->frames_done, 1);
@@ -160,7 +135,7 @@ TEST_F(SessionActor, SendsNoAckWhenPersistingFails) {
 
 TEST_F(SessionActor, RefusesABadCrcWithoutPersistingAnything) {
   identify();
-  bytes bad = packet(1);
+  bytes bad = avl_packet(1);
   bad.back() ^= 0xFF;
   deliver(codecs::frame_kind::avl, bad, 0x08);
   EXPECT_TRUE(log->packets.empty());
@@ -173,7 +148,7 @@ TEST_F(SessionActor, RefusesABadCrcWithoutPersistingAnything) {
 }
 
 TEST_F(SessionActor, ClosesOnDataBeforeTheHandshake) {
-  deliver(codecs::frame_kind::avl, packet(1), 0x08);
+  deliver(codecs::frame_kind::avl, avl_packet(1), 0x08);
   EXPECT_EQ(link->closed_with, "data before handshake");
   EXPECT_TRUE(log->packets.empty());
 }

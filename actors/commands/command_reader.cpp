@@ -1,0 +1,112 @@
+#include "actors/commands/command_reader.hpp"
+
+#include <unordered_set>
+
+#include <spdlog/spdlog.h>
+#include <caf/all.hpp>
+
+#include "actors/commands/command_messages.hpp"
+
+namespace tgw::actors::commands {
+namespace {
+
+using infra::commands::command_entry;
+using infra::commands::resolution;
+
+struct reader_state {
+  bool caught_up = false;  ///< Pending entries re-read since the last failure.
+  bool down = false;
+  std::chrono::milliseconds backoff{100};
+  /// Entries handed to sessions and not yet seen resolved: a pending re-read skips
+  /// them, so a reconnect never delivers a command twice.
+  std::unordered_set<std::string> with_sessions;
+};
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+caf::behavior command_reader(caf::event_based_actor* self, const reader_config& config,
+                             const std::shared_ptr<infra::commands::command_store>& store,
+                             const std::shared_ptr<const session_directory>& directory,
+                             const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
+  auto state = std::make_shared<reader_state>();
+
+  // Answers an entry no session will take, acknowledging it in the same step.
+  auto refuse = [config, store, counters](const command_entry& e, std::string reason) {
+    std::string error;
+    counters->commands_refused.fetch_add(1, std::memory_order_relaxed);
+    spdlog::info("device {}: command {} failed: {}", e.target_imei.empty() ? "?" : e.target_imei,
+                 e.command_id.empty() ? e.entry_id : e.command_id, reason);
+    if (!store->resolve(e, resolution{"failed", "", std::move(reason)}, error,
+                        config.journal_maxlen)) {
+      // Left pending: re-read and answered after the reconnect.
+      spdlog::warn("commands: cannot answer entry {}: {}", e.entry_id, error);
+      return false;
+    }
+    return true;
+  };
+
+  auto dispatch = [state, directory, refuse, counters](command_entry& e) {
+    counters->commands_received.fetch_add(1, std::memory_order_relaxed);
+    if (!e.malformed.empty()) return refuse(e, "malformed: " + e.malformed);
+    if (e.expires_at > 0 && unix_now() > e.expires_at) return refuse(e, "expired_before_delivery");
+    const caf::actor session = directory->find(e.target_imei);
+    if (!session) return refuse(e, "socket_closed");
+    state->with_sessions.insert(e.entry_id);
+    caf::anon_send(session, command_atom::value, std::move(e));
+    return true;
+  };
+
+  auto failed = [self, config, state](const std::string& error) {
+    if (!state->down)
+      spdlog::error("commands: Redis unavailable ({}); commands wait in the stream", error);
+    state->down = true;
+    state->caught_up = false;
+    self->delayed_send(self, state->backoff, read_atom::value);
+    state->backoff = std::min(state->backoff * 2, config.max_backoff);
+  };
+
+  self->send(self, read_atom::value);
+  return {
+      [self, config, store, state, dispatch, failed](read_atom) {
+        std::string error;
+        if (!state->caught_up) {
+          if (!store->load_library(error) || !store->ensure_group(error)) return failed(error);
+          auto pending = store->read_pending(error);
+          if (!pending) return failed(error);
+          // What is no longer pending was resolved: forget it. What is pending and not
+          // with a session was delivered by Redis but never reached us: deliver it now.
+          std::unordered_set<std::string> pending_ids;
+          for (const command_entry& e : *pending) pending_ids.insert(e.entry_id);
+          std::erase_if(state->with_sessions,
+                        [&](const std::string& id) { return !pending_ids.contains(id); });
+          std::size_t redelivered = 0;
+          for (command_entry& e : *pending) {
+            if (state->with_sessions.contains(e.entry_id)) continue;
+            ++redelivered;
+            dispatch(e);
+          }
+          if (redelivered > 0)
+            spdlog::info("commands: {} pending command(s) re-read and delivered", redelivered);
+          if (state->down) spdlog::info("commands: Redis reachable again");
+          state->down = false;
+          state->backoff = std::chrono::milliseconds{100};
+          state->caught_up = true;
+        }
+        auto fresh = store->read_new(config.block, config.count, error);
+        if (!fresh) return failed(error);
+        for (command_entry& e : *fresh) dispatch(e);
+        // Bounded memory: once the set grows, the next round re-reads the pending list
+        // and keeps only ids that are still unresolved.
+        if (state->with_sessions.size() > 4096) state->caught_up = false;
+        self->send(self, read_atom::value);
+      },
+  };
+}
+
+}  // namespace tgw::actors::commands

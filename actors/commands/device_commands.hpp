@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codecs/imei.hpp"
+#include "infra/commands/command_store.hpp"
+
+namespace tgw::actors::commands {
+
+using infra::commands::command_entry;
+using infra::commands::resolution;
+
+/// A command and how it ended.
+struct resolved_command {
+  command_entry entry;
+  resolution outcome;
+};
+
+/// The outbound-command state of one device session, without CAF or sockets so that
+/// it can be tested alone. It holds a bounded FIFO queue and at most one command in
+/// flight; the session asks it what to write and tells it what the device answered.
+/// A command is handed out only while no AVL packet of the device awaits its ACK, so a
+/// command never lands between a packet and its ACK on the wire.
+class device_commands {
+ public:
+  explicit device_commands(std::size_t queue_limit) : limit_(queue_limit) {}
+
+  /// Queues `entry`; returns its failure (write_queue_full) when the queue is full.
+  std::optional<resolved_command> enqueue(command_entry entry);
+
+  /// The next command to write, if one may go now: none in flight, none waiting for an
+  /// AVL ACK. Expired queued commands are moved to `failed` on the way.
+  std::optional<command_entry> next(std::size_t avl_awaiting_ack, std::int64_t now_s,
+                                    std::vector<resolved_command>& failed);
+
+  /// The frame to write for `entry` (Codec 12, or 14 with `device`); empty with
+  /// `why` set if it cannot be encoded.
+  static std::vector<std::uint8_t> encode(const command_entry& entry, const codecs::imei& device,
+                                          std::string& why);
+
+  /// A Codec 12/13/14 frame from the device. Resolves the command in flight if the frame
+  /// answers it (Codec 12/13 response: responded with the text; Codec 14 ACK: responded;
+  /// Codec 14 nACK: failed/imei_mismatch); nullopt when nothing is in flight or the frame
+  /// is not an answer.
+  std::optional<resolved_command> on_reply(std::span<const std::uint8_t> frame);
+
+  /// The response timeout of command `entry_id` fired; resolves it if still in flight.
+  std::optional<resolved_command> on_timeout(const std::string& entry_id);
+
+  /// The socket closed: every command in flight or queued fails with socket_closed.
+  std::vector<resolved_command> on_closed();
+
+  [[nodiscard]] bool busy() const noexcept { return in_flight_.has_value(); }
+  [[nodiscard]] std::size_t queued() const noexcept { return queue_.size(); }
+
+ private:
+  std::size_t limit_;
+  std::deque<command_entry> queue_;
+  std::optional<command_entry> in_flight_;
+};
+
+}  // namespace tgw::actors::commands

@@ -1,0 +1,217 @@
+// Outbound commands in the session actor, on CAF's deterministic scheduler: a fake
+// link, a fake writer that answers when told, and a fake responder that records what
+// the session publishes.
+#include <gtest/gtest.h>
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include "actors/commands/command_messages.hpp"
+#include "actors/commands/session_directory.hpp"
+#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/session.hpp"
+#include "codecs/avl_encode.hpp"
+#include "codecs/command.hpp"
+#include "infra/metrics/gateway_counters.hpp"
+#include "tests/actors/gateway/session_fakes.hpp"
+
+namespace tgw::actors::gateway {
+namespace {
+
+using infra::commands::command_entry;
+using infra::commands::resolution;
+using infra::telemetry::journal_event;
+using infra::telemetry::packet_job;
+using infra::telemetry::write_outcome;
+using bytes = std::vector<std::uint8_t>;
+using test::avl_packet;
+using test::fake_link;
+using test::test_config;
+using release_atom = caf::atom_constant<caf::atom("release")>;
+
+constexpr const char* device_imei = "356307042441013";
+
+caf::behavior fake_writer(caf::event_based_actor* self) {
+  auto pending = std::make_shared<std::vector<caf::typed_response_promise<write_outcome>>>();
+  return {
+      [self, pending](persist_atom, packet_job&) {
+        pending->push_back(self->make_response_promise<write_outcome>());
+        return pending->back();
+      },
+      [](event_atom, journal_event&) {
+        return write_outcome{true, false, 0, ""};
+      },
+      [pending](release_atom) {
+        for (auto& p : *pending) p.deliver(write_outcome{true, false, 1, ""});
+        pending->clear();
+      },
+  };
+}
+
+struct responder_log {
+  std::vector<std::pair<command_entry, resolution>> resolved;
+  std::vector<std::string> dispatched;
+  std::vector<std::string> drained;
+};
+
+caf::behavior fake_responder(caf::event_based_actor*, std::shared_ptr<responder_log> log) {
+  return {
+      [log](commands::resolve_atom, command_entry& e, resolution& r) {
+        log->resolved.emplace_back(std::move(e), std::move(r));
+      },
+      [log](commands::dispatch_atom, const command_entry& e) {
+        log->dispatched.push_back(e.command_id);
+        return true;
+      },
+      [log](commands::drain_off_atom, const std::string& imei) { log->drained.push_back(imei); },
+  };
+}
+
+class SessionCommands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto config = std::make_shared<session_config>();
+    config->instance_id = "test";
+    config->counters = std::make_shared<infra::metrics::gateway_counters>();
+    config->writers.push_back(writer);
+    config->directory = directory;
+    config->responder = responder;
+    config->command_queue_limit = 2;
+    config->command_timeout = std::chrono::milliseconds{500};
+    actor = sys.spawn(session, link, std::shared_ptr<const session_config>(config));
+    sched.run();
+    bytes hs;
+    ASSERT_EQ(codecs::imei::parse(device_imei, id), codecs::errc::ok);
+    codecs::encode_imei_packet(id, hs);
+    deliver(codecs::frame_kind::imei, hs);
+    ASSERT_EQ(link->sent, std::vector<bytes>{bytes{0x01}});
+    link->sent.clear();
+  }
+  void TearDown() override {
+    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(responder, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  void deliver(codecs::frame_kind kind, const bytes& b, std::uint8_t codec = 0) {
+    caf::anon_send(actor, frame_atom::value, static_cast<std::uint8_t>(kind), codec, b);
+    sched.run();
+  }
+  void command(const std::string& command_id, int codec = 12, const std::string& text = "getinfo") {
+    command_entry e;
+    e.entry_id = "1-" + command_id;
+    e.command_id = command_id;
+    e.target_imei = device_imei;
+    e.codec = codec;
+    e.payload = text;
+    caf::anon_send(actor, commands::command_atom::value, std::move(e));
+    sched.run();
+  }
+  static bytes device_frame(codecs::codec_id codec, std::uint8_t type, const std::string& text,
+                            const codecs::imei& device = {}) {
+    codecs::command_fields f;
+    f.codec = codec;
+    f.type = type;
+    f.device = device;
+    f.payload = codecs::as_bytes(text);
+    bytes out;
+    EXPECT_EQ(codecs::encode_command_frame(f, out), codecs::errc::ok);
+    return out;
+  }
+  static bytes command_frame(codecs::codec_id codec, const std::string& text,
+                             const codecs::imei& device = {}) {
+    return device_frame(codec, codecs::message_type::command, text, device);
+  }
+
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scheduler::test_coordinator& sched =
+      dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  std::shared_ptr<fake_link> link = std::make_shared<fake_link>();
+  std::shared_ptr<responder_log> log = std::make_shared<responder_log>();
+  std::shared_ptr<commands::session_directory> directory =
+      std::make_shared<commands::session_directory>();
+  caf::actor writer = sys.spawn(fake_writer);
+  caf::actor responder = sys.spawn(fake_responder, log);
+  caf::actor actor;
+  codecs::imei id;
+};
+
+TEST_F(SessionCommands, AttachesToTheDirectoryAndDrainsTheOfflineQueueOnHandshake) {
+  EXPECT_EQ(directory->find(device_imei), actor);
+  EXPECT_EQ(log->drained, std::vector<std::string>{device_imei});
+}
+
+TEST_F(SessionCommands, WritesACodec12CommandAndPublishesTheDevicesAnswer) {
+  command("c1");
+  EXPECT_EQ(log->dispatched, std::vector<std::string>{"c1"});
+  ASSERT_EQ(link->sent.size(), 1U);
+  EXPECT_EQ(link->sent[0], command_frame(codecs::codec_id::codec12, "getinfo"));
+  deliver(codecs::frame_kind::command,
+          device_frame(codecs::codec_id::codec12, codecs::message_type::response, "RTC:ok"), 0x0C);
+  ASSERT_EQ(log->resolved.size(), 1U);
+  EXPECT_EQ(log->resolved[0].first.command_id, "c1");
+  EXPECT_EQ(log->resolved[0].second.status, "responded");
+  EXPECT_EQ(log->resolved[0].second.response, "RTC:ok");
+}
+
+TEST_F(SessionCommands, ACommandWaitsForThePendingAvlAck) {
+  deliver(codecs::frame_kind::avl, avl_packet(1), 0x08);  // persisting, not yet ACKed
+  command("c1");
+  EXPECT_TRUE(link->sent.empty()) << "a command went out while an ACK was owed";
+  caf::anon_send(writer, release_atom::value);
+  sched.run();
+  ASSERT_EQ(link->sent.size(), 2U);
+  EXPECT_EQ(link->sent[0], (bytes{0, 0, 0, 1}));  // the ACK first
+  EXPECT_EQ(link->sent[1], command_frame(codecs::codec_id::codec12, "getinfo"));
+}
+
+TEST_F(SessionCommands, Codec14CarriesTheImeiAndANackMeansImeiMismatch) {
+  command("c14", 14, "getver");
+  ASSERT_EQ(link->sent.size(), 1U);
+  EXPECT_EQ(link->sent[0], command_frame(codecs::codec_id::codec14, "getver", id));
+  deliver(codecs::frame_kind::command,
+          device_frame(codecs::codec_id::codec14, codecs::message_type::nack, "", id), 0x0E);
+  ASSERT_EQ(log->resolved.size(), 1U);
+  EXPECT_EQ(log->resolved[0].second.status, "failed");
+  EXPECT_EQ(log->resolved[0].second.failure_reason, "imei_mismatch");
+}
+
+TEST_F(SessionCommands, OneInFlightTheNextAfterTheAnswerAndAFullQueueRefuses) {
+  command("c1");
+  command("c2");
+  command("c3");  // the limit (2) counts the one in flight
+  ASSERT_EQ(link->sent.size(), 1U);
+  ASSERT_EQ(log->resolved.size(), 1U);
+  EXPECT_EQ(log->resolved[0].first.command_id, "c3");
+  EXPECT_EQ(log->resolved[0].second.failure_reason, "write_queue_full");
+  deliver(codecs::frame_kind::command,
+          device_frame(codecs::codec_id::codec12, codecs::message_type::response, "a"), 0x0C);
+  ASSERT_EQ(link->sent.size(), 2U);  // c2 goes out once c1 is answered
+  EXPECT_EQ(log->dispatched, (std::vector<std::string>{"c1", "c2"}));
+}
+
+TEST_F(SessionCommands, NoAnswerInTimeIsATimeoutAndTheQueueMovesOn) {
+  command("c1");
+  command("c2");
+  sched.trigger_timeouts();
+  sched.run();
+  ASSERT_GE(log->resolved.size(), 1U);
+  EXPECT_EQ(log->resolved[0].first.command_id, "c1");
+  EXPECT_EQ(log->resolved[0].second.failure_reason, "timeout");
+  EXPECT_EQ(link->sent.size(), 2U);
+}
+
+TEST_F(SessionCommands, ClosingFailsWhatIsInFlightAndQueuedAndDetaches) {
+  command("c1");
+  command("c2");
+  caf::anon_send(actor, closed_atom::value, std::string("peer closed"));
+  sched.run();
+  ASSERT_EQ(log->resolved.size(), 2U);
+  for (const auto& [entry, outcome] : log->resolved)
+    EXPECT_EQ(outcome.failure_reason, "socket_closed") << entry.command_id;
+  EXPECT_FALSE(directory->find(device_imei));
+}
+
+}  // namespace
+}  // namespace tgw::actors::gateway
