@@ -1,0 +1,337 @@
+// Outbound commands end to end: a real `tgw serve` on a real redis-server, devices as
+// raw sockets that read the command frame and answer it (or not), and the publisher
+// side through infra::commands or the `tgw command` binary. Waits poll up to a
+// deadline; nothing asserts on how long anything took.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <map>
+#include <optional>
+
+#include "codecs/avl_encode.hpp"
+#include "codecs/command.hpp"
+#include "codecs/imei.hpp"
+#include "infra/commands/command_keys.hpp"
+#include "infra/commands/command_publisher.hpp"
+#include "tests/support/redis_server.hpp"
+#include "tests/support/run_tgw.hpp"
+#include "tests/support/test_device.hpp"
+
+namespace tgw::test {
+namespace {
+
+using namespace std::chrono_literals;
+using infra::commands::command_response;
+
+constexpr const char* imei_a = "356307042441013";
+constexpr const char* imei_b = "356307042441021";
+
+bytes handshake(const char* digits) {
+  codecs::imei id;
+  EXPECT_EQ(codecs::imei::parse(digits, id), codecs::errc::ok);
+  bytes out;
+  codecs::encode_imei_packet(id, out);
+  return out;
+}
+
+/// The device side: connected and identified.
+struct tracker {
+  tracker(std::uint16_t port, const char* imei) : socket(port), id(imei) {
+    socket.send(handshake(imei));
+    accepted = socket.receive(1) == bytes{0x01};
+  }
+  /// The next Codec 12/14 frame the gateway wrote, decoded; nullopt if none came.
+  std::optional<std::string> receive_command() {
+    auto head = socket.receive(8);
+    if (!head) return std::nullopt;
+    const std::size_t length = (std::size_t{(*head)[4]} << 24) | (std::size_t{(*head)[5]} << 16) |
+                               (std::size_t{(*head)[6]} << 8) | (*head)[7];
+    auto rest = socket.receive(length + 4);
+    if (!rest) return std::nullopt;
+    last_frame = *head;
+    last_frame.insert(last_frame.end(), rest->begin(), rest->end());
+    codecs::command_message m;
+    if (!codecs::decode_command_frame(last_frame, m).ok()) return std::nullopt;
+    last_codec = m.codec;
+    return std::string(m.payload_text());
+  }
+  void answer(const std::string& text) {
+    codecs::command_fields f;
+    f.codec = codecs::codec_id::codec12;
+    f.type = codecs::message_type::response;
+    f.payload = codecs::as_bytes(text);
+    bytes out;
+    ASSERT_EQ(codecs::encode_command_frame(f, out), codecs::errc::ok);
+    socket.send(out);
+  }
+
+  device socket;
+  std::string id;
+  bool accepted = false;
+  bytes last_frame;
+  std::uint8_t last_codec = 0;
+};
+
+class Commands : public ::testing::Test {
+ protected:
+  void start(const std::string& instance = "gwA", std::vector<std::string> extra = {}) {
+    port = free_port();
+    std::vector<std::string> argv = {TGW_BINARY,
+                                     "serve",
+                                     "--port",
+                                     std::to_string(port),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--redis",
+                                     redis_url(),
+                                     "--metrics-addr",
+                                     "",
+                                     "--instance-id",
+                                     instance,
+                                     "--heartbeat-interval-ms",
+                                     "200",
+                                     "--janitor-interval-ms",
+                                     "300",
+                                     "--command-timeout-ms",
+                                     "1000",
+                                     "--log-level",
+                                     "debug"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    gateway.emplace(argv, ::testing::TempDir() + "/commands-gateway.log");
+    ASSERT_TRUE(eventually([&] { return device(port).connected(); })) << "gateway did not start";
+  }
+  std::string redis_url() const { return "redis://127.0.0.1:" + std::to_string(server.port()); }
+
+  /// Every response published for `command_id`.
+  std::vector<command_response> responses(const std::string& command_id) {
+    std::vector<command_response> out;
+    const auto all = redis.command({"XRANGE", infra::commands::keys::responses, "-", "+"});
+    for (const auto& entry : all.elements) {
+      std::map<std::string, std::string> f;
+      const auto& kv = entry.elements.at(1).elements;
+      for (std::size_t i = 0; i + 1 < kv.size(); i += 2) f[kv[i].text] = kv[i + 1].text;
+      if (f["command_id"] != command_id) continue;
+      out.push_back({entry.elements.at(0).text, f["command_id"], f["status"], f["response"],
+                     f["failure_reason"], 0});
+    }
+    return out;
+  }
+  /// Waits for the first response to `command_id`; then checks no second one follows.
+  std::optional<command_response> single_response(const std::string& command_id) {
+    if (!eventually([&] { return !responses(command_id).empty(); })) return std::nullopt;
+    std::this_thread::sleep_for(300ms);
+    const auto all = responses(command_id);
+    EXPECT_EQ(all.size(), 1U) << "command " << command_id << " answered " << all.size() << " times";
+    return all.front();
+  }
+  /// XADD straight into an instance's stream, as a publisher would.
+  void add_entry(const std::string& instance, std::vector<std::string> fields) {
+    std::vector<std::string> argv = {"XADD", infra::commands::keys::outbound(instance), "*"};
+    argv.insert(argv.end(), fields.begin(), fields.end());
+    ASSERT_FALSE(redis.command(argv).is_error());
+  }
+  std::int64_t stream_length(const std::string& instance) {
+    return redis.command({"XLEN", infra::commands::keys::outbound(instance)}).integer;
+  }
+  infra::commands::publish_result publish(const std::string& imei, const std::string& text,
+                                          int codec = 12, bool queue_if_offline = false) {
+    std::string error;
+    auto r = publisher.publish(imei, text, codec, 300s, queue_if_offline, error);
+    EXPECT_TRUE(r.has_value()) << error;
+    return r.value_or(infra::commands::publish_result{});
+  }
+
+  redis_server server;
+  infra::redis::connection redis = server.connect();
+  infra::commands::command_publisher publisher{{server.endpoint(), 1000ms, 3000ms, "publisher"}};
+  std::uint16_t port = 0;
+  std::optional<child_process> gateway;
+};
+
+TEST_F(Commands, AnEntryIsWrittenToTheRightSessionAndItsAnswerPublishedThenAcked) {
+  start();
+  tracker a(port, imei_a);
+  tracker b(port, imei_b);
+  ASSERT_TRUE(a.accepted && b.accepted);
+  ASSERT_TRUE(eventually([&] {
+    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
+  }));
+  const auto sent = publish(imei_a, "getinfo");
+  ASSERT_EQ(sent.status, "sent");
+  EXPECT_EQ(a.receive_command(), "getinfo");
+  EXPECT_EQ(a.last_codec, 0x0C);
+  a.answer("RTC:2026/11/22");
+  const auto r = single_response(sent.command_id);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, "responded");
+  EXPECT_EQ(r->response, "RTC:2026/11/22");
+  // Acknowledged and removed in the same step as the publish.
+  EXPECT_EQ(stream_length("gwA"), 0);
+  EXPECT_EQ(redis.command({"XPENDING", infra::commands::keys::outbound("gwA"), "ingest"})
+                .elements.at(0)
+                .integer,
+            0);
+  EXPECT_FALSE(b.socket.receive(1).has_value()) << "the other device got a command";
+}
+
+TEST_F(Commands, Codec14GoesOutWithTheDeviceImei) {
+  start();
+  tracker a(port, imei_a);
+  ASSERT_TRUE(eventually([&] {
+    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
+  }));
+  const auto sent = publish(imei_a, "getver", 14);
+  EXPECT_EQ(a.receive_command(), "getver");
+  EXPECT_EQ(a.last_codec, 0x0E);
+}
+
+TEST_F(Commands, ADeviceNotHeldGetsSocketClosedAndTheEntryIsAcked) {
+  start();
+  add_entry("gwA", {"command_id", "c-absent", "target_imei", imei_b, "codec", "12", "payload",
+                    "getinfo", "expires_at", "0"});
+  const auto r = single_response("c-absent");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, "failed");
+  EXPECT_EQ(r->failure_reason, "socket_closed");
+  EXPECT_EQ(stream_length("gwA"), 0);
+}
+
+TEST_F(Commands, AnExpiredEntryIsNotDelivered) {
+  start();
+  tracker a(port, imei_a);
+  add_entry("gwA", {"command_id", "c-old", "target_imei", imei_a, "codec", "12", "payload",
+                    "getinfo", "expires_at", "1000"});
+  const auto r = single_response("c-old");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->failure_reason, "expired_before_delivery");
+  EXPECT_FALSE(a.socket.receive(1).has_value());
+}
+
+TEST_F(Commands, AMalformedEntryFailsWithTheReasonNamingTheProblem) {
+  start();
+  add_entry("gwA", {"command_id", "c-bad", "target_imei", imei_a, "codec", "13", "payload", "x"});
+  const auto r = single_response("c-bad");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, "failed");
+  EXPECT_NE(r->failure_reason.find("codec"), std::string::npos) << r->failure_reason;
+}
+
+TEST_F(Commands, ASilentDeviceTimesOut) {
+  start();
+  tracker a(port, imei_a);
+  ASSERT_TRUE(eventually([&] {
+    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
+  }));
+  const auto sent = publish(imei_a, "getinfo");
+  EXPECT_EQ(a.receive_command(), "getinfo");
+  const auto r = single_response(sent.command_id);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->failure_reason, "timeout");
+}
+
+TEST_F(Commands, PendingEntriesAreReReadAfterARestart) {
+  // A previous incarnation of gwA read this entry and died before answering it.
+  const std::string stream = infra::commands::keys::outbound("gwA");
+  ASSERT_FALSE(redis.command({"XGROUP", "CREATE", stream, "ingest", "0", "MKSTREAM"}).is_error());
+  add_entry("gwA", {"command_id", "c-pending", "target_imei", imei_b, "codec", "12", "payload",
+                    "getinfo", "expires_at", "0"});
+  ASSERT_EQ(redis.command({"XREADGROUP", "GROUP", "ingest", "gwA", "STREAMS", stream, ">"})
+                .elements.size(),
+            1U);
+  start();
+  const auto r = single_response("c-pending");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->failure_reason, "socket_closed");  // the device is not connected here
+}
+
+TEST_F(Commands, ADeadInstancesCommandsEachGetExactlyOneTerminalResponse) {
+  start();
+  tracker a(port, imei_a);
+  ASSERT_TRUE(eventually([&] {
+    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
+  }));
+  // gwDead has no heartbeat; its stream holds a read-but-unanswered entry for a device
+  // now on gwA, an unread one for a device connected nowhere, and an expired one.
+  const std::string dead = infra::commands::keys::outbound("gwDead");
+  ASSERT_FALSE(redis.command({"XGROUP", "CREATE", dead, "ingest", "0", "MKSTREAM"}).is_error());
+  add_entry("gwDead", {"command_id", "d-moved", "target_imei", imei_a, "codec", "12", "payload",
+                       "getinfo", "expires_at", "0"});
+  ASSERT_EQ(redis.command({"XREADGROUP", "GROUP", "ingest", "gwDead", "STREAMS", dead, ">"})
+                .elements.size(),
+            1U);
+  add_entry("gwDead", {"command_id", "d-lost", "target_imei", imei_b, "codec", "12", "payload",
+                       "getinfo", "expires_at", "0"});
+  add_entry("gwDead", {"command_id", "d-old", "target_imei", imei_b, "codec", "12", "payload",
+                       "getinfo", "expires_at", "1000"});
+  ASSERT_FALSE(redis.command({"SADD", "commands:instances", "gwDead"}).is_error());
+
+  EXPECT_EQ(a.receive_command(), "getinfo");  // re-routed to the device's live owner
+  a.answer("moved ok");
+  const auto moved = single_response("d-moved");
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(moved->status, "responded");
+  const auto lost = single_response("d-lost");
+  ASSERT_TRUE(lost);
+  EXPECT_EQ(lost->failure_reason, "instance_lost");
+  const auto old = single_response("d-old");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->failure_reason, "expired_before_delivery");
+  EXPECT_EQ(redis.command({"EXISTS", dead}).integer, 0);
+}
+
+TEST_F(Commands, AnOfflineQueueIsDeliveredInOrderWhenTheDeviceConnects) {
+  start();
+  const auto first = run_tgw("command send --redis " + redis_url() + " --imei " + imei_a +
+                             " --text first --queue-if-offline --timeout 1s");
+  EXPECT_EQ(first.exit_code, 3) << first.out;
+  const auto second = publish(imei_a, "second", 12, true);
+  EXPECT_EQ(second.status, "queued");
+  tracker a(port, imei_a);
+  EXPECT_EQ(a.receive_command(), "first");
+  a.answer("1");
+  EXPECT_EQ(a.receive_command(), "second");
+  a.answer("2");
+  const auto r = single_response(second.command_id);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->response, "2");
+}
+
+TEST_F(Commands, TgwCommandSendPrintsTheAnswerAndExitsZero) {
+  start();
+  tracker a(port, imei_a);
+  ASSERT_TRUE(eventually([&] {
+    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
+  }));
+  auto sent = std::async(std::launch::async, [&] {
+    return run_tgw("command send --redis " + redis_url() + " --imei " + imei_a +
+                   " --text getgps --timeout 5s");
+  });
+  EXPECT_EQ(a.receive_command(), "getgps");
+  a.answer("GPS:1");
+  const auto result = sent.get();
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_NE(result.out.find("responded: GPS:1"), std::string::npos) << result.out;
+}
+
+TEST_F(Commands, SigtermFailsTheCommandInFlightWithSocketClosedAndExitsZero) {
+  start();
+  tracker a(port, imei_a);
+  ASSERT_TRUE(eventually([&] {
+    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
+  }));
+  const auto sent = publish(imei_a, "getinfo");
+  EXPECT_EQ(a.receive_command(), "getinfo");
+  gateway->signal(SIGTERM);
+  EXPECT_EQ(gateway->wait(), 0);
+  const auto r = single_response(sent.command_id);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->failure_reason, "socket_closed");
+  // The instance left the command path: no heartbeat, no stream.
+  EXPECT_EQ(redis.command({"EXISTS", "instance:heartbeat:gwA"}).integer, 0);
+  EXPECT_EQ(redis.command({"EXISTS", infra::commands::keys::outbound("gwA")}).integer, 0);
+}
+
+}  // namespace
+}  // namespace tgw::test
