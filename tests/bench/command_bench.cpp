@@ -31,8 +31,7 @@ using tgw::infra::redis::connection;
 using tgw::infra::redis::endpoint;
 using tgw::infra::sim::latency_histogram;
 
-nlohmann::json figures(const latency_histogram& h) {
-  const auto s = h.snapshot();
+nlohmann::json figures(const tgw::infra::sim::latency_snapshot& s) {
   return {{"count", s.total()},
           {"p50_ms", s.percentile_ms(0.50)},
           {"p99_ms", s.percentile_ms(0.99)},
@@ -75,7 +74,8 @@ void publish_loop(const endpoint& where, unsigned long long imei_base, std::size
   }
 }
 
-latency_histogram stream_baseline(const endpoint& where, double rate, seconds length) {
+tgw::infra::sim::latency_snapshot stream_baseline(const endpoint& where, double rate,
+                                                  seconds length) {
   latency_histogram h;
   const std::string stream = "bench:roundtrip";
   connection writer({where, 2000ms, 3000ms, "bench-xadd"});
@@ -115,7 +115,7 @@ latency_histogram stream_baseline(const endpoint& where, double rate, seconds le
   done = true;
   consumer.join();
   writer.command({"DEL", stream});
-  return h;
+  return h.snapshot();
 }
 
 }  // namespace
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   out["seconds"] = length.count();
   out["threads"] = threads;
   out["devices"] = devices;
-  out["gateway"] = figures(gateway.latency);
+  out["gateway"] = figures(gateway.latency.snapshot());
   out["gateway"]["outcomes"] = gateway.outcomes;
   out["baseline_xadd_xread"] = figures(baseline);
   std::cout << out.dump() << '\n';
