@@ -19,6 +19,7 @@
 #include "actors/gateway/udp_ingest.hpp"
 #include "actors/registry/registry_actor.hpp"
 #include "infra/app/termination.hpp"
+#include "infra/capture/capture_recorder.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/metrics/metrics_endpoint.hpp"
 #include "infra/net/tcp_server.hpp"
@@ -201,6 +202,18 @@ int run_gateway(const infra::serve_options& o) {
         system.spawn<caf::detached>(telemetry_writer, writer_config{}, make_store(i), i, counters));
   std::shared_ptr<const session_config> shared_config = config;
 
+  std::shared_ptr<infra::capture::capture_recorder> capture;
+  if (!o.capture_dir.empty()) {
+    infra::capture::rotation_policy policy;
+    policy.dir = o.capture_dir;
+    policy.max_file_bytes = o.capture_max_file_mb << 20;
+    policy.max_age = std::chrono::seconds{o.capture_max_age_s};
+    policy.max_total_bytes = o.capture_max_total_mb << 20;
+    capture = std::make_shared<infra::capture::capture_recorder>(
+        policy, infra::capture::queue_limits{}, counters);
+    spdlog::info("recording device connections into {}", o.capture_dir);
+  }
+
   infra::net::asio::io_context io;
   auto guard = infra::net::asio::make_work_guard(io);
   std::unique_ptr<infra::net::tcp_server> server;
@@ -216,7 +229,8 @@ int run_gateway(const infra::serve_options& o) {
         [&system, shared_config](std::shared_ptr<infra::net::device_link> link) {
           auto actor = system.spawn(session, link, shared_config);
           return make_session_listener(actor);
-        });
+        },
+        capture);
   } catch (const std::exception& e) {
     spdlog::error("cannot listen on {}:{}: {}", o.bind, o.port, e.what());
     for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);

@@ -5,12 +5,14 @@
 
 #include "actors/gateway/run_gateway.hpp"
 #include "actors/node/run_node.hpp"
+#include "actors/replay/run_offline_replay.hpp"
 #include "infra/app/termination.hpp"
 #include "infra/cli/command_command.hpp"
 #include "infra/cli/decode_command.hpp"
 #include "infra/cli/node_command.hpp"
 #include "infra/cli/projections_command.hpp"
 #include "infra/cli/registry_command.hpp"
+#include "infra/cli/replay_command.hpp"
 #include "infra/cli/serve_command.hpp"
 #include "infra/cli/simulate_command.hpp"
 
@@ -29,6 +31,7 @@ int run(int argc, char** argv) {
   tgw::infra::add_node_command(app, tgw::actors::node::run_node, exit_code);
   tgw::infra::add_simulate_command(app, exit_code);
   tgw::infra::add_projections_command(app, exit_code);
+  tgw::infra::add_replay_command(app, tgw::actors::replay::run_offline_replay, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -129,6 +129,25 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_COMMAND_MAX_PAYLOAD")
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
+  cmd->add_option("--capture-dir", o->capture_dir,
+                  "Record every device connection, both directions, into pcap files here "
+                  "(docs/CAPTURE.md); empty: off")
+      ->envname("TGW_CAPTURE_DIR");
+  cmd->add_option("--capture-max-file-mb", o->capture_max_file_mb,
+                  "Start a new capture file when the current one reaches this size")
+      ->envname("TGW_CAPTURE_MAX_FILE_MB")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--capture-max-age-s", o->capture_max_age_s,
+                  "Start a new capture file when the current one is this old")
+      ->envname("TGW_CAPTURE_MAX_AGE_S")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--capture-max-total-mb", o->capture_max_total_mb,
+                  "Delete the oldest capture files when all of them exceed this size")
+      ->envname("TGW_CAPTURE_MAX_TOTAL_MB")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30))
+      ->capture_default_str();
   cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn, error, off")
       ->envname("TGW_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))

@@ -39,6 +39,10 @@ struct serve_options {
   int command_timeout_ms = 30'000;
   std::size_t command_queue = 16;
   std::size_t command_max_payload = 512;
+  std::string capture_dir;  ///< Empty: no recording.
+  std::uint64_t capture_max_file_mb = 64;
+  std::int64_t capture_max_age_s = 3600;
+  std::uint64_t capture_max_total_mb = 1024;
   std::string log_level = "info";
   std::string log_format = "text";
 };

@@ -57,6 +57,11 @@ struct gateway_counters {
   std::atomic<std::uint64_t> commands_adopted{0};
   /// Response publications Redis refused (retried).
   std::atomic<std::uint64_t> command_redis_errors{0};
+
+  /// Device and gateway payload bytes written to capture files (--capture-dir).
+  std::atomic<std::uint64_t> capture_bytes_written{0};
+  /// Payload bytes not captured: the capture queue was full or a file write failed.
+  std::atomic<std::uint64_t> capture_dropped{0};
 };
 
 }  // namespace tgw::infra::metrics

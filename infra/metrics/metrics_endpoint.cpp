@@ -135,6 +135,12 @@ class counters_collector final : public prometheus::Collectable {
             {{"", v(c_->packets_duplicate)}}, nullptr);
     counter("teltonika_persist_failures_total", "Packets not persisted (Redis down): not ACKed",
             {{"", v(c_->persist_failures)}}, nullptr);
+    counter("teltonika_capture_bytes_total",
+            "Device and gateway payload bytes written to capture files",
+            {{"", v(c_->capture_bytes_written)}}, nullptr);
+    counter("teltonika_capture_dropped_total",
+            "Payload bytes not captured because the capture queue was full or a write failed",
+            {{"", v(c_->capture_dropped)}}, nullptr);
     counter("teltonika_acks_total", "AVL ACKs sent", {{"", v(c_->acks_sent)}}, nullptr);
     gauge("teltonika_sessions", "Device session actors alive", v(c_->sessions_open));
     counter("teltonika_registry_failures_total",

@@ -2,7 +2,30 @@
 
 #include <deque>
 
+#include "infra/capture/capture_recorder.hpp"
+
 namespace tgw::infra::net {
+namespace {
+
+capture::ip_endpoint to_capture(const tcp::endpoint& e) {
+  capture::ip_endpoint out;
+  out.port = e.port();
+  auto address = e.address();
+  // A dual-stack listener sees IPv4 devices as v4-mapped; they are recorded as IPv4.
+  if (address.is_v6() && address.to_v6().is_v4_mapped())
+    address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+  if (address.is_v4()) {
+    const auto b = address.to_v4().to_bytes();
+    std::copy(b.begin(), b.end(), out.address.begin());
+  } else {
+    const auto b = address.to_v6().to_bytes();
+    std::copy(b.begin(), b.end(), out.address.begin());
+    out.v6 = true;
+  }
+  return out;
+}
+
+}  // namespace
 
 /// One device connection. It owns the socket, the framer and the write queue, and
 /// lives as long as a read, a write, a timer or the session layer holds it.
@@ -16,11 +39,20 @@ class tcp_connection final : public device_link,
         strand_(asio::make_strand(server.io_)),
         timer_(strand_),
         framer_(limits.max_frame_size, true),
-        limits_(limits) {
+        limits_(limits),
+        capture_(server.capture_) {
     boost::system::error_code ec;
     const auto remote = socket_.remote_endpoint(ec);
     peer_ = ec ? std::string("unknown")
                : remote.address().to_string() + ":" + std::to_string(remote.port());
+    if (capture_) {
+      boost::system::error_code local_ec;
+      const auto local = socket_.local_endpoint(local_ec);
+      if (!ec && !local_ec)
+        capture_id_ = capture_->open(to_capture(remote), to_capture(local));
+      else
+        capture_.reset();
+    }
     socket_.set_option(tcp::no_delay(true), ec);
     socket_.non_blocking(true, ec);
   }
@@ -37,6 +69,7 @@ class tcp_connection final : public device_link,
   void send(std::vector<std::uint8_t> bytes) override {
     asio::post(strand_, [self = shared_from_this(), b = std::move(bytes)]() mutable {
       if (self->closed_) return;
+      if (self->capture_) self->capture_->data(self->capture_id_, false, b);
       self->writes_.push_back(std::move(b));
       if (!self->writing_) self->write_next();
     });
@@ -100,6 +133,7 @@ class tcp_connection final : public device_link,
       shutdown(ec == asio::error::eof ? "peer closed" : "read failed: " + ec.message());
       return;
     }
+    if (capture_) capture_->data(capture_id_, true, space.first(n));
     framer_.commit(n);
     last_read_ = std::chrono::steady_clock::now();
     while (!closed_) {
@@ -179,6 +213,7 @@ class tcp_connection final : public device_link,
     socket_.close(ec);
     // A write in flight still reads its buffer; the write handler frees it.
     if (!writing_) writes_.clear();
+    if (capture_) capture_->close(capture_id_, reason == "peer closed");
     if (listener_) {
       listener_->on_closed(reason);
       listener_.reset();  // breaks the cycle session -> link -> listener -> session
@@ -193,6 +228,8 @@ class tcp_connection final : public device_link,
   asio::steady_timer timer_;
   codecs::tcp_framer framer_;
   const connection_limits limits_;
+  std::shared_ptr<capture::capture_recorder> capture_;
+  std::uint64_t capture_id_ = 0;
   std::unique_ptr<connection_listener> listener_;
   std::deque<std::vector<std::uint8_t>> writes_;
   std::string peer_;
@@ -207,11 +244,13 @@ class tcp_connection final : public device_link,
 };
 
 tcp_server::tcp_server(asio::io_context& io, const tcp::endpoint& where, connection_limits limits,
-                       listener_factory make_listener)
+                       listener_factory make_listener,
+                       std::shared_ptr<capture::capture_recorder> capture)
     : io_(io),
       acceptor_(asio::make_strand(io)),
       limits_(limits),
-      make_listener_(std::move(make_listener)) {
+      make_listener_(std::move(make_listener)),
+      capture_(std::move(capture)) {
   acceptor_.open(where.protocol());
   acceptor_.set_option(tcp::acceptor::reuse_address(true));
   acceptor_.bind(where);

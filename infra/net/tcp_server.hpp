@@ -13,6 +13,10 @@
 #include "infra/net/asio.hpp"
 #include "infra/net/device_link.hpp"
 
+namespace tgw::infra::capture {
+class capture_recorder;
+}
+
 namespace tgw::infra::net {
 
 /// Limits on device connections; every one has a flag in `tgw serve`.
@@ -45,8 +49,11 @@ class tcp_connection;
 /// through device_link. Sockets are only ever touched on their strand.
 class tcp_server {
  public:
+  /// With `capture`, every connection's bytes in both directions are also handed to
+  /// it; without, the data path pays one null-pointer check.
   tcp_server(asio::io_context& io, const tcp::endpoint& where, connection_limits limits,
-             listener_factory make_listener);
+             listener_factory make_listener,
+             std::shared_ptr<capture::capture_recorder> capture = nullptr);
   ~tcp_server();
 
   /// The bound port (useful with port 0).
@@ -67,6 +74,7 @@ class tcp_server {
   tcp::acceptor acceptor_;
   connection_limits limits_;
   listener_factory make_listener_;
+  std::shared_ptr<capture::capture_recorder> capture_;
   std::uint16_t port_ = 0;
   server_counters counters_;
   std::mutex mutex_;

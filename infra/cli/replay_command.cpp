@@ -1,0 +1,131 @@
+#include "infra/cli/replay_command.hpp"
+
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "infra/capture/capture_loader.hpp"
+#include "infra/log/log.hpp"
+#include "infra/replay/live_replay.hpp"
+
+namespace tgw::infra {
+namespace {
+
+struct replay_options {
+  std::vector<std::string> captures;
+  bool offline = false;
+  std::string to;
+  double speed = 1.0;
+  std::uint16_t device_port = 5027;
+  int answer_timeout_ms = 5000;
+  std::string crc = "strict";
+  std::size_t max_frame_size = std::size_t{16} * 1024;
+  bool quiet = false;
+};
+
+bool split_host_port(const std::string& text, std::string& host, std::uint16_t& port) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return false;
+  host = text.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  try {
+    const unsigned long p = std::stoul(text.substr(colon + 1));
+    if (p == 0 || p > 65535) return false;
+    port = static_cast<std::uint16_t>(p);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return true;
+}
+
+int run_replay(const replay_options& o, const replay::offline_runner& offline) {
+  std::string host;
+  std::uint16_t port = 0;
+  if (o.offline == !o.to.empty()) {
+    std::cerr << "tgw replay: give exactly one of --offline and --to HOST:PORT\n";
+    return 2;
+  }
+  if (!o.to.empty() && !split_host_port(o.to, host, port)) {
+    std::cerr << "tgw replay: --to wants HOST:PORT, got '" << o.to << "'\n";
+    return 2;
+  }
+  const capture::capture_set capture = capture::load_captures(o.captures, o.device_port);
+  for (const auto& e : capture.errors) std::cerr << "capture error: " << e << '\n';
+
+  std::vector<replay::connection_report> reports;
+  if (o.offline) {
+    replay::offline_settings settings;
+    settings.crc = o.crc == "ignore" ? codecs::crc_policy::ignore : codecs::crc_policy::strict;
+    settings.max_frame_size = o.max_frame_size;
+    auto result = offline(capture, settings);
+    for (const auto& e : result.events) std::cout << replay::to_json_line(e) << '\n';
+    std::cout.flush();
+    reports = std::move(result.reports);
+  } else {
+    replay::live_settings settings;
+    settings.host = host;
+    settings.port = port;
+    settings.speed = o.speed;
+    settings.answer_timeout = std::chrono::milliseconds{o.answer_timeout_ms};
+    reports = replay::replay_live(capture, settings);
+  }
+  std::size_t differing = 0;
+  for (const auto& r : reports) {
+    if (!r.as_recorded()) ++differing;
+    if (!o.quiet || !r.as_recorded()) std::cerr << replay::describe(r) << '\n';
+  }
+  std::cerr << capture.packets << " packets, " << reports.size() << " connections, "
+            << reports.size() - differing << " as recorded, " << differing << " differing, "
+            << capture.errors.size() << " capture errors\n";
+  return differing == 0 && capture.errors.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app, const replay::offline_runner& offline, int& exit_code) {
+  auto o = std::make_shared<replay_options>();
+  CLI::App* cmd = app.add_subcommand(
+      "replay",
+      "Replay recorded device traffic (pcap or pcapng, e.g. from `tgw serve --capture-dir`\n"
+      "or tcpdump). --offline runs it through the gateway's session logic with a virtual\n"
+      "clock and prints the journal events as JSON lines; --to HOST:PORT re-enacts the\n"
+      "devices against a gateway. A per-connection report goes to stderr. Exit code: 0 all\n"
+      "connections answered as recorded, 1 a difference or a capture error, 2 usage.");
+  cmd->add_option("captures", o->captures,
+                  "Capture files, read in this order as one capture (a rotated set in name "
+                  "order)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--offline", o->offline, "No sockets, no Redis: print the event sequence");
+  cmd->add_option("--to", o->to, "HOST:PORT of a gateway to replay the devices against");
+  cmd->add_option("--speed", o->speed,
+                  "Replay this many times faster than recorded; 0: as fast as the answers "
+                  "allow (--to)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--device-port", o->device_port,
+                  "Port devices connect to, when no IMEI handshake shows which side is the "
+                  "device")
+      ->capture_default_str();
+  cmd->add_option("--answer-timeout-ms", o->answer_timeout_ms,
+                  "How long a replayed device waits for each recorded answer (--to)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--crc", o->crc, "strict or ignore, as `tgw serve --crc` (--offline)")
+      ->check(CLI::IsMember({"strict", "ignore"}))
+      ->capture_default_str();
+  cmd->add_option("--max-frame-size", o->max_frame_size,
+                  "As `tgw serve --max-frame-size` (--offline)")
+      ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_flag("--quiet", o->quiet, "Report only connections that differ");
+  cmd->callback([o, offline, &exit_code] {
+    // The session logic logs as in a live gateway; replay output is the events.
+    setup_logging("off", "text");
+    exit_code = run_replay(*o, offline);
+  });
+}
+
+}  // namespace tgw::infra
