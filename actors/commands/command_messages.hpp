@@ -22,6 +22,8 @@ using drain_off_atom = caf::atom_constant<caf::atom("drainoff")>;
 using read_atom = caf::atom_constant<caf::atom("read")>;
 /// (retry_atom): the responder retries what Redis refused.
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
+/// (flush_atom): the responder writes what it has gathered.
+using flush_atom = caf::atom_constant<caf::atom("cmdflush")>;
 /// (sync_atom) -> bool: answered once everything sent before it is handled.
 using sync_atom = caf::atom_constant<caf::atom("sync")>;
 

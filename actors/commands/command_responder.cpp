@@ -13,9 +13,17 @@ namespace {
 using infra::commands::command_entry;
 using infra::commands::resolution;
 
+struct pending_dispatch {
+  command_entry entry;
+  caf::typed_response_promise<bool> promise;
+};
+
 struct responder_state {
+  /// Outcomes not yet published, oldest first (including ones Redis refused).
   std::deque<std::pair<command_entry, resolution>> unpublished;
-  bool retry_queued = false;
+  std::vector<pending_dispatch> dispatches;
+  bool flush_queued = false;
+  bool backing_off = false;
   std::chrono::milliseconds backoff{100};
 };
 
@@ -25,47 +33,81 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
                                 const std::shared_ptr<infra::commands::command_store>& store,
                                 const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   auto state = std::make_shared<responder_state>();
-  // Publishes what is waiting, oldest first; stops at the first failure and retries
-  // later, so responses of one device keep their order.
-  auto publish = [self, config, store, state, counters] {
-    while (!state->unpublished.empty()) {
-      auto& [entry, outcome] = state->unpublished.front();
-      std::string error;
-      if (!store->resolve(entry, outcome, error, config.journal_maxlen)) {
-        counters->command_redis_errors.fetch_add(1, std::memory_order_relaxed);
-        if (!state->retry_queued) {
-          spdlog::warn("commands: cannot publish the response to {} ({} waiting): {}",
-                       entry.command_id, state->unpublished.size(), error);
-          state->retry_queued = true;
-          self->delayed_send(self, state->backoff, retry_atom::value);
-          state->backoff = std::min(state->backoff * 2, config.max_backoff);
-        }
-        return;
+
+  // Everything gathered in the mailbox goes out in one pipelined round trip, like the
+  // telemetry writer's batches: under load the calls share round trips instead of
+  // queueing behind each other. A resolve that fails stays queued; re-running one
+  // that did succeed is harmless, because tgw_cmd_resolve publishes once per entry.
+  auto flush = [self, config, store, state, counters] {
+    state->flush_queued = false;
+    std::vector<std::vector<std::string>> commands;
+    for (const auto& d : state->dispatches)
+      commands.push_back(store->dispatched_command(d.entry, config.journal_maxlen));
+    const std::size_t resolves = state->backing_off ? 0 : state->unpublished.size();
+    for (std::size_t i = 0; i < resolves; ++i)
+      commands.push_back(store->resolve_command(
+          state->unpublished[i].first, state->unpublished[i].second, config.journal_maxlen));
+    if (commands.empty()) return;
+    const std::vector<std::string> errors = store->run_batch(commands);
+    for (std::size_t i = 0; i < state->dispatches.size(); ++i) {
+      auto& d = state->dispatches[i];
+      if (!errors[i].empty())
+        spdlog::warn("device {}: command {} dispatched but not journaled: {}", d.entry.target_imei,
+                     d.entry.command_id, errors[i]);
+      d.promise.deliver(errors[i].empty());
+    }
+    const std::size_t first = state->dispatches.size();
+    state->dispatches.clear();
+    std::deque<std::pair<command_entry, resolution>> refused;
+    std::string last_error;
+    for (std::size_t i = 0; i < resolves; ++i) {
+      auto& item = state->unpublished.front();
+      if (errors[first + i].empty()) {
+        counters->commands_resolved.fetch_add(1, std::memory_order_relaxed);
+        spdlog::debug("device {}: command {} {}{}{}", item.first.target_imei, item.first.command_id,
+                      item.second.status, item.second.failure_reason.empty() ? "" : " ",
+                      item.second.failure_reason);
+      } else {
+        last_error = errors[first + i];
+        refused.push_back(std::move(item));
       }
-      counters->commands_resolved.fetch_add(1, std::memory_order_relaxed);
-      spdlog::debug("device {}: command {} {}{}{}", entry.target_imei, entry.command_id,
-                    outcome.status, outcome.failure_reason.empty() ? "" : " ",
-                    outcome.failure_reason);
       state->unpublished.pop_front();
     }
-    state->backoff = std::chrono::milliseconds{100};
+    if (refused.empty()) {
+      state->backoff = std::chrono::milliseconds{100};
+      return;
+    }
+    counters->command_redis_errors.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("commands: {} response(s) not published, retrying: {}", refused.size(),
+                 last_error);
+    // Refused ones go back in front of anything that arrived meanwhile: order kept.
+    for (auto it = refused.rbegin(); it != refused.rend(); ++it)
+      state->unpublished.push_front(std::move(*it));
+    state->backing_off = true;
+    self->delayed_send(self, state->backoff, retry_atom::value);
+    state->backoff = std::min(state->backoff * 2, config.max_backoff);
   };
+  auto schedule = [self, state] {
+    if (state->flush_queued) return;
+    state->flush_queued = true;
+    self->send(self, flush_atom::value);
+  };
+
   return {
-      [state, publish](resolve_atom, command_entry& entry, resolution& outcome) {
+      [state, schedule](resolve_atom, command_entry& entry, resolution& outcome) {
         state->unpublished.emplace_back(std::move(entry), std::move(outcome));
-        if (!state->retry_queued) publish();
+        schedule();
       },
-      [state, publish](retry_atom) {
-        state->retry_queued = false;
-        publish();
+      [self, state, schedule](dispatch_atom, command_entry& entry) {
+        auto promise = self->make_response_promise<bool>();
+        state->dispatches.push_back({std::move(entry), promise});
+        schedule();
+        return promise;
       },
-      [config, store](dispatch_atom, const command_entry& entry) {
-        std::string error;
-        const bool ok = store->dispatched(entry, error, config.journal_maxlen);
-        if (!ok)
-          spdlog::warn("device {}: command {} dispatched but not journaled: {}", entry.target_imei,
-                       entry.command_id, error);
-        return ok;
+      [flush](flush_atom) { flush(); },
+      [state, flush](retry_atom) {
+        state->backing_off = false;
+        flush();
       },
       [store](drain_off_atom, const std::string& imei) {
         std::string error;
@@ -75,7 +117,11 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
         else if (*moved > 0)
           spdlog::info("device {}: {} queued offline command(s) to deliver", imei, *moved);
       },
-      [state](sync_atom) { return state->unpublished.empty(); },
+      // Answered after everything sent before it: true when nothing is left unpublished.
+      [state, flush](sync_atom) {
+        flush();
+        return state->unpublished.empty();
+      },
   };
 }
 

@@ -197,8 +197,9 @@ std::optional<std::vector<command_entry>> command_store::read_new(std::chrono::m
       last_id, error);
 }
 
-bool command_store::resolve(const command_entry& entry, const resolution& outcome,
-                            std::string& error, std::int64_t journal_maxlen) {
+std::vector<std::string> command_store::resolve_command(const command_entry& entry,
+                                                        const resolution& outcome,
+                                                        std::int64_t journal_maxlen) const {
   // An entry without a usable IMEI has no journal to write to: pass two keys only.
   const bool journal = is_imei(entry.target_imei);
   std::vector<std::string> argv = {"FCALL", "tgw_cmd_resolve", journal ? "3" : "2", stream(),
@@ -207,16 +208,55 @@ bool command_store::resolve(const command_entry& entry, const resolution& outcom
   argv.insert(argv.end(),
               {consumer_group, entry.entry_id, entry.command_id, outcome.status, outcome.response,
                outcome.failure_reason, instance_, std::to_string(journal_maxlen)});
-  return !failed(call(argv), error);
+  return argv;
+}
+
+std::vector<std::string> command_store::dispatched_command(const command_entry& entry,
+                                                           std::int64_t journal_maxlen) const {
+  if (!is_imei(entry.target_imei)) return {};
+  return {"FCALL",          "tgw_cmd_dispatched",        "1",       journal_key(entry.target_imei),
+          entry.command_id, std::to_string(entry.codec), instance_, std::to_string(journal_maxlen)};
+}
+
+bool command_store::resolve(const command_entry& entry, const resolution& outcome,
+                            std::string& error, std::int64_t journal_maxlen) {
+  return !failed(call(resolve_command(entry, outcome, journal_maxlen)), error);
 }
 
 bool command_store::dispatched(const command_entry& entry, std::string& error,
                                std::int64_t journal_maxlen) {
-  if (!is_imei(entry.target_imei)) return true;
-  const redis::value v =
-      call({"FCALL", "tgw_cmd_dispatched", "1", journal_key(entry.target_imei), entry.command_id,
-            std::to_string(entry.codec), instance_, std::to_string(journal_maxlen)});
-  return !failed(v, error);
+  const auto argv = dispatched_command(entry, journal_maxlen);
+  return argv.empty() || !failed(call(argv), error);
+}
+
+std::vector<std::string> command_store::run_batch(
+    const std::vector<std::vector<std::string>>& commands) {
+  std::vector<std::string> errors(commands.size());
+  std::vector<std::vector<std::string>> real;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    if (commands[i].empty()) continue;  // nothing to write (e.g. no journal)
+    real.push_back(commands[i]);
+    index.push_back(i);
+  }
+  if (real.empty()) return errors;
+  std::string error;
+  if ((!conn_.connected() || !loaded_) && !load_library(error)) {
+    for (std::size_t i : index) errors[i] = error;
+    return errors;
+  }
+  std::vector<redis::value> replies = conn_.pipeline(real);
+  if (!replies.empty() && redis::error_is(replies.front(), "ERR Function not found") &&
+      load_library(error))
+    replies = conn_.pipeline(real);
+  if (!conn_.connected()) loaded_ = false;
+  for (std::size_t k = 0; k < real.size(); ++k) {
+    if (k >= replies.size())
+      errors[index[k]] = "IO no reply";
+    else if (replies[k].is_error())
+      errors[index[k]] = replies[k].text.empty() ? "error" : replies[k].text;
+  }
+  return errors;
 }
 
 std::optional<std::size_t> command_store::drain_offline(const std::string& imei,

@@ -65,6 +65,16 @@ class command_store {
   /// Journals command_dispatched for the entry's device.
   bool dispatched(const command_entry& entry, std::string& error,
                   std::int64_t journal_maxlen = 10000);
+
+  /// The commands resolve() and dispatched() run (empty: nothing to run), for batching.
+  [[nodiscard]] std::vector<std::string> resolve_command(const command_entry& entry,
+                                                         const resolution& outcome,
+                                                         std::int64_t journal_maxlen) const;
+  [[nodiscard]] std::vector<std::string> dispatched_command(const command_entry& entry,
+                                                            std::int64_t journal_maxlen) const;
+  /// Runs `commands` in one pipelined round trip; one error text per command, empty
+  /// for success (and for an empty command).
+  std::vector<std::string> run_batch(const std::vector<std::vector<std::string>>& commands);
   /// Moves the device's offline queue into this instance's stream; the number moved.
   std::optional<std::size_t> drain_offline(const std::string& imei, std::string& error);
 
