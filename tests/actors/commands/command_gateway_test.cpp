@@ -76,6 +76,8 @@ struct tracker {
 
 class Commands : public ::testing::Test {
  protected:
+  explicit Commands(bool durable = false) : server(durable) {}
+
   void start(const std::string& instance = "gwA", std::vector<std::string> extra = {}) {
     port = free_port();
     std::vector<std::string> argv = {TGW_BINARY,
@@ -331,6 +333,38 @@ TEST_F(Commands, SigtermFailsTheCommandInFlightWithSocketClosedAndExitsZero) {
   // The instance left the command path: no heartbeat, no stream.
   EXPECT_EQ(redis.command({"EXISTS", "instance:heartbeat:gwA"}).integer, 0);
   EXPECT_EQ(redis.command({"EXISTS", infra::commands::keys::outbound("gwA")}).integer, 0);
+}
+
+// Redis keeps what it acknowledged across the restart (AOF, fsync always).
+class CommandsAcrossARedisRestart : public Commands {
+ protected:
+  CommandsAcrossARedisRestart() : Commands(true) {}
+};
+
+TEST_F(CommandsAcrossARedisRestart, AnAnswerGivenWhileRedisIsDownIsPublishedOnceItReturns) {
+  start();
+  tracker a(port, imei_a);
+  ASSERT_TRUE(eventually([&] {
+    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
+  }));
+  const auto sent = publish(imei_a, "getinfo");
+  EXPECT_EQ(a.receive_command(), "getinfo");
+  server.stop();
+  a.answer("answered during the outage");
+  std::this_thread::sleep_for(500ms);
+  server.start();
+  const auto r = single_response(sent.command_id);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, "responded");
+  EXPECT_EQ(r->response, "answered during the outage");
+  EXPECT_EQ(stream_length("gwA"), 0);
+  // The reader is back too: a new command goes through. (The publisher's own
+  // connection broke with the restart; its first call reports that, the next reconnects.)
+  std::string error;
+  ASSERT_TRUE(eventually([&] {
+    return publisher.publish(imei_a, "getver", 12, 300s, false, error).has_value();
+  })) << error;
+  EXPECT_EQ(a.receive_command(), "getver");
 }
 
 }  // namespace
