@@ -124,7 +124,9 @@ int run_send(const send_settings& s) {
         line = r.status + (r.response.empty() ? "" : ": " + r.response);
       }
     } else if (!error.empty()) {
-      std::cerr << "tgw command send: waiting for the response: " << error << '\n';
+      // The command is in Redis and will be answered; its id lets the caller find it.
+      std::cerr << "tgw command send: waiting for the response to " << published->command_id << ": "
+                << error << '\n';
       return exit_failed;
     } else {
       r.status = "timeout";

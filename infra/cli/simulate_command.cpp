@@ -266,6 +266,10 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", o.seed, "Seed of positions, bad CRCs and ignored commands")
       ->envname("TGW_SIM_SEED")
       ->capture_default_str();
+  cmd->add_option("--acked-log", o.acked_log_path,
+                  "Write one line per ACKed packet to this file: IMEI, first and last record "
+                  "timestamp (ms), record count")
+      ->envname("TGW_SIM_ACKED_LOG");
   cmd->add_flag("-q,--quiet", s->quiet, "No progress line")
       ->envname("TGW_SIM_QUIET")
       ->capture_default_str();

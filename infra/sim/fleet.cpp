@@ -94,8 +94,11 @@ void fleet::start() {
         "be an IPv4 loopback address, not " +
         target_address.to_string());
   warn_about_packet_size();
-  env_ = std::make_unique<device_environment>(device_environment{
-      options_, generator_, counters_, tcp_target, udp_target, [this] { device_finished(); }});
+  if (!options_.acked_log_path.empty())
+    acked_ = std::make_unique<acked_log>(options_.acked_log_path);
+  env_ = std::make_unique<device_environment>(
+      device_environment{options_, generator_, counters_, tcp_target, udp_target,
+                         [this] { device_finished(); }, acked_.get()});
 
   devices_.reserve(options_.count);
   remaining_.store(options_.count);

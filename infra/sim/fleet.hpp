@@ -85,6 +85,7 @@ class fleet {
   fleet_options options_;
   record_generator generator_;
   fleet_counters counters_;
+  std::unique_ptr<acked_log> acked_;
   std::unique_ptr<device_environment> env_;
   std::vector<std::unique_ptr<simulated_device>> devices_;
   std::vector<std::thread> threads_;

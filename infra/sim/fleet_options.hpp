@@ -54,6 +54,8 @@ struct fleet_options {
   std::size_t source_spread = 0;
   std::size_t io_threads = 1;
   std::uint64_t seed = 1;
+  /// When set, every ACKed packet is logged to this file (see acked_log).
+  std::string acked_log_path;
 };
 
 /// Checks the options against each other; an empty string when they are usable.

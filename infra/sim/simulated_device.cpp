@@ -388,6 +388,9 @@ void simulated_device::on_ack(std::uint32_t count) {
   frame_queued_ = false;
   awaiting_ack_ = false;
   cancel_timer();
+  // The log names packets whose records a correct gateway stored; an ACKed corrupted
+  // frame is the gateway's fault and bad_crc_acked reports it.
+  const bool acked_corrupted = bad_crc_;
   if (bad_crc_) {
     // A correct gateway never ACKs a frame whose CRC is wrong; the device cannot tell
     // and drops the records, so the packet counts as delivered.
@@ -404,6 +407,8 @@ void simulated_device::on_ack(std::uint32_t count) {
     env_.counters.ack_latency.record(latency);
     env_.counters.ack_latency_interval.record(latency);
   }
+  if (env_.acked != nullptr && !acked_corrupted)
+    env_.acked->write(imei_, first_ts_, last_ts_, records_in_frame_);
   has_packet_ = false;
   bump(env_.counters.packets_acked);
   bump(env_.counters.records_acked, records_in_frame_);
@@ -539,6 +544,8 @@ void simulated_device::build_packet() {
   build_pending_ = false;
   has_packet_ = true;
   records_in_frame_ = static_cast<std::uint16_t>(records.size());
+  first_ts_ = records.front().timestamp_ms;
+  last_ts_ = records.back().timestamp_ms;
   bump(env_.counters.packets_sent);
   bump(env_.counters.records_sent, records.size());
   const double bad = env_.options.bad_crc_share;

@@ -9,6 +9,7 @@
 
 #include "codecs/imei.hpp"
 #include "infra/net/asio.hpp"
+#include "infra/sim/acked_log.hpp"
 #include "infra/sim/fleet_options.hpp"
 #include "infra/sim/fleet_stats.hpp"
 #include "infra/sim/record_generator.hpp"
@@ -25,6 +26,8 @@ struct device_environment {
   net::udp::endpoint udp_target;
   /// Called once per device when it is done, on that device's strand (any io thread).
   std::function<void()> on_finished;
+  /// Where ACKed packets are logged; null when no one asked.
+  acked_log* acked = nullptr;
 };
 
 /// One simulated tracker: a state machine that runs on its own strand and behaves as a
@@ -111,6 +114,8 @@ class simulated_device {
 
   motion_state motion_;
   std::chrono::steady_clock::time_point sent_at_{};
+  std::uint64_t first_ts_ = 0;  ///< Timestamps of the first and last record in frame_.
+  std::uint64_t last_ts_ = 0;
   std::uint64_t acked_packets_ = 0;
   std::uint32_t conn_seq_ = 0;   ///< Bumped whenever the socket closes.
   std::uint32_t timer_seq_ = 0;  ///< Bumped whenever timer_ is re-armed or cancelled.

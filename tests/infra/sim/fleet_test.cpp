@@ -1,8 +1,13 @@
 #include "infra/sim/fleet.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -325,6 +330,34 @@ TEST(Fleet, ALateAckOfAResendIsNotTakenForAnAckOfABadCrcPacket) {
   EXPECT_EQ(r.totals.bad_crc_unacked, 2u);
   EXPECT_EQ(r.totals.bad_crc_acked, 0u);  // The gateway did nothing wrong.
   EXPECT_GE(r.totals.resends, 2u);
+}
+
+TEST(Fleet, AckedLogNamesEachAckedPacketByItsRecordTimestamps) {
+  fake_gateway gateway({});
+  fleet_options o = options_for(gateway, 2, 3);
+  o.records_per_packet = 3;
+  o.bad_crc_share = 0.5;  // Corrupted copies were never ACKed, so they are not logged.
+  o.ack_timeout = patient_timeout;
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("tgw-acked-log-" + std::to_string(::getpid()) + ".txt"))
+                               .string();
+  o.acked_log_path = path;
+  const fleet_report r = fleet::run(o);
+  ASSERT_EQ(r.totals.packets_acked, 6u);
+
+  // Expected lines: the intact frames the gateway saw, which it ACKed one for one.
+  std::multiset<std::string> expected;
+  for (std::size_t i = 0; i < 2; ++i)
+    for (const seen_frame& f : gateway.frames_of(imei_of(o, i)))
+      if (f.crc_ok)
+        expected.insert(imei_of(o, i) + " " + std::to_string(f.timestamps.front()) + " " +
+                        std::to_string(f.timestamps.back()) + " 3");
+  std::multiset<std::string> logged;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) logged.insert(line);
+  std::filesystem::remove(path);
+  EXPECT_EQ(logged, expected);
+  EXPECT_EQ(logged.size(), 6u);
 }
 
 TEST(Fleet, SourceSpreadBindsEachDeviceToALoopbackAddress) {
