@@ -14,8 +14,6 @@ using command_atom = caf::atom_constant<caf::atom("command")>;
 using cmd_timeout_atom = caf::atom_constant<caf::atom("cmdtimeout")>;
 /// (resolve_atom, command_entry, resolution): publish the terminal response and XACK.
 using resolve_atom = caf::atom_constant<caf::atom("resolve")>;
-/// (dispatch_atom, command_entry): journal command_dispatched (the responder).
-using dispatch_atom = caf::atom_constant<caf::atom("dispatch")>;
 /// (drain_off_atom, std::string imei): move the device's offline queue into our stream.
 using drain_off_atom = caf::atom_constant<caf::atom("drainoff")>;
 /// (read_atom): the reader's next XREADGROUP round.

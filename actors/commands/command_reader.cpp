@@ -51,15 +51,38 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
     return true;
   };
 
-  auto dispatch = [state, directory, refuse, counters](command_entry& e) {
-    counters->commands_received.fetch_add(1, std::memory_order_relaxed);
-    if (!e.malformed.empty()) return refuse(e, "malformed: " + e.malformed);
-    if (e.expires_at > 0 && unix_now() > e.expires_at) return refuse(e, "expired_before_delivery");
-    const caf::actor session = directory->find(e.target_imei);
-    if (!session) return refuse(e, "socket_closed");
-    state->with_sessions.insert(e.entry_id);
-    caf::anon_send(session, command_atom::value, std::move(e));
-    return true;
+  // Answers what no session will take, then journals command_dispatched for the rest
+  // in one pipelined round trip and hands each to its session: the event is in the
+  // journal before the device can see the command, and the session writes at once.
+  auto dispatch = [config, store, state, directory, refuse,
+                   counters](std::vector<command_entry>& entries) {
+    std::vector<std::pair<caf::actor, command_entry*>> deliverable;
+    for (command_entry& e : entries) {
+      counters->commands_received.fetch_add(1, std::memory_order_relaxed);
+      if (!e.malformed.empty()) {
+        refuse(e, "malformed: " + e.malformed);
+      } else if (e.expires_at > 0 && unix_now() > e.expires_at) {
+        refuse(e, "expired_before_delivery");
+      } else if (caf::actor session = directory->find(e.target_imei); !session) {
+        refuse(e, "socket_closed");
+      } else {
+        deliverable.emplace_back(std::move(session), &e);
+      }
+    }
+    if (deliverable.empty()) return;
+    std::vector<std::vector<std::string>> events;
+    events.reserve(deliverable.size());
+    for (const auto& [session, e] : deliverable)
+      events.push_back(store->dispatched_command(*e, config.journal_maxlen));
+    const std::vector<std::string> errors = store->run_batch(events);
+    for (std::size_t i = 0; i < deliverable.size(); ++i) {
+      auto& [session, e] = deliverable[i];
+      if (!errors[i].empty())
+        spdlog::warn("device {}: command {} delivered without its dispatch event: {}",
+                     e->target_imei, e->command_id, errors[i]);
+      state->with_sessions.insert(e->entry_id);
+      caf::anon_send(session, command_atom::value, std::move(*e));
+    }
   };
 
   auto failed = [self, config, state](const std::string& error) {
@@ -85,14 +108,12 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
           for (const command_entry& e : *pending) pending_ids.insert(e.entry_id);
           std::erase_if(state->with_sessions,
                         [&](const std::string& id) { return !pending_ids.contains(id); });
-          std::size_t redelivered = 0;
-          for (command_entry& e : *pending) {
-            if (state->with_sessions.contains(e.entry_id)) continue;
-            ++redelivered;
-            dispatch(e);
-          }
-          if (redelivered > 0)
-            spdlog::info("commands: {} pending command(s) re-read and delivered", redelivered);
+          std::vector<command_entry> unseen;
+          for (command_entry& e : *pending)
+            if (!state->with_sessions.contains(e.entry_id)) unseen.push_back(std::move(e));
+          if (!unseen.empty())
+            spdlog::info("commands: {} pending command(s) re-read", unseen.size());
+          dispatch(unseen);
           if (state->down) spdlog::info("commands: Redis reachable again");
           state->down = false;
           state->backoff = std::chrono::milliseconds{100};
@@ -100,7 +121,7 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
         }
         auto fresh = store->read_new(config.block, config.count, error);
         if (!fresh) return failed(error);
-        for (command_entry& e : *fresh) dispatch(e);
+        dispatch(*fresh);
         // Bounded memory: once the set grows, the next round re-reads the pending list
         // and keeps only ids that are still unresolved.
         if (state->with_sessions.size() > 4096) state->caught_up = false;

@@ -13,15 +13,9 @@ namespace {
 using infra::commands::command_entry;
 using infra::commands::resolution;
 
-struct pending_dispatch {
-  command_entry entry;
-  caf::typed_response_promise<bool> promise;
-};
-
 struct responder_state {
   /// Outcomes not yet published, oldest first (including ones Redis refused).
   std::deque<std::pair<command_entry, resolution>> unpublished;
-  std::vector<pending_dispatch> dispatches;
   bool flush_queued = false;
   bool backing_off = false;
   std::chrono::milliseconds backoff{100};
@@ -34,41 +28,30 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
                                 const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   auto state = std::make_shared<responder_state>();
 
-  // Everything gathered in the mailbox goes out in one pipelined round trip, like the
-  // telemetry writer's batches: under load the calls share round trips instead of
+  // Every outcome gathered in the mailbox goes out in one pipelined round trip, like
+  // the telemetry writer's batches: under load the calls share round trips instead of
   // queueing behind each other. A resolve that fails stays queued; re-running one
   // that did succeed is harmless, because tgw_cmd_resolve publishes once per entry.
   auto flush = [self, config, store, state, counters] {
     state->flush_queued = false;
     std::vector<std::vector<std::string>> commands;
-    for (const auto& d : state->dispatches)
-      commands.push_back(store->dispatched_command(d.entry, config.journal_maxlen));
     const std::size_t resolves = state->backing_off ? 0 : state->unpublished.size();
     for (std::size_t i = 0; i < resolves; ++i)
       commands.push_back(store->resolve_command(
           state->unpublished[i].first, state->unpublished[i].second, config.journal_maxlen));
     if (commands.empty()) return;
     const std::vector<std::string> errors = store->run_batch(commands);
-    for (std::size_t i = 0; i < state->dispatches.size(); ++i) {
-      auto& d = state->dispatches[i];
-      if (!errors[i].empty())
-        spdlog::warn("device {}: command {} dispatched but not journaled: {}", d.entry.target_imei,
-                     d.entry.command_id, errors[i]);
-      d.promise.deliver(errors[i].empty());
-    }
-    const std::size_t first = state->dispatches.size();
-    state->dispatches.clear();
     std::deque<std::pair<command_entry, resolution>> refused;
     std::string last_error;
     for (std::size_t i = 0; i < resolves; ++i) {
       auto& item = state->unpublished.front();
-      if (errors[first + i].empty()) {
+      if (errors[i].empty()) {
         counters->commands_resolved.fetch_add(1, std::memory_order_relaxed);
         spdlog::debug("device {}: command {} {}{}{}", item.first.target_imei, item.first.command_id,
                       item.second.status, item.second.failure_reason.empty() ? "" : " ",
                       item.second.failure_reason);
       } else {
-        last_error = errors[first + i];
+        last_error = errors[i];
         refused.push_back(std::move(item));
       }
       state->unpublished.pop_front();
@@ -97,12 +80,6 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
       [state, schedule](resolve_atom, command_entry& entry, resolution& outcome) {
         state->unpublished.emplace_back(std::move(entry), std::move(outcome));
         schedule();
-      },
-      [self, state, schedule](dispatch_atom, command_entry& entry) {
-        auto promise = self->make_response_promise<bool>();
-        state->dispatches.push_back({std::move(entry), promise});
-        schedule();
-        return promise;
       },
       [flush](flush_atom) { flush(); },
       [state, flush](retry_atom) {

@@ -16,8 +16,8 @@ struct responder_config {
 };
 
 /// Publishes the terminal responses of commands that sessions resolved, each in one
-/// atomic step with its journal event and the XACK (tgw_cmd_resolve), journals
-/// command_dispatched before a session writes a command, and moves a device's offline
+/// atomic step with its journal event and the XACK (tgw_cmd_resolve), and moves a
+/// device's offline
 /// queue into this instance's stream when it connects. It has its own Redis connection
 /// because the reader's sits in a blocking XREADGROUP. While Redis is down it keeps
 /// the resolutions and retries them with backoff, in order: the entries stay pending

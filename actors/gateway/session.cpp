@@ -96,9 +96,9 @@ caf::behavior session(caf::event_based_actor* self,
                        state->command_frame_id);
   };
 
-  // Starts the next queued command if the device is free: journal command_dispatched
-  // first, then write (or wait for the AVL ACKs owed).
-  auto next_command = [self, config, state, resolve, write_command] {
+  // Starts the next queued command if the device is free: write it now, or once the
+  // AVL ACKs owed are written.
+  auto next_command = [config, state, resolve, write_command] {
     if (!state->identified || !config->responder || !state->command_frame.empty()) return;
     std::vector<commands::resolved_command> expired;
     const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
@@ -116,12 +116,11 @@ caf::behavior session(caf::event_based_actor* self,
       }
       return;
     }
+    // command_dispatched is already in the journal: the reader appends it before it
+    // hands a command to its session, so the write follows no extra round trip.
     state->command_frame = std::move(frame);
     state->command_frame_id = entry->entry_id;
-    self->request(config->responder, caf::duration{caf::infinite}, commands::dispatch_atom::value,
-                  *entry)
-        .then([write_command](bool) { write_command(); },
-              [write_command](const caf::error&) { write_command(); });
+    write_command();
   };
 
   auto on_imei = [self, link, config, state, &counters,

@@ -176,6 +176,13 @@ TEST_F(Commands, AnEntryIsWrittenToTheRightSessionAndItsAnswerPublishedThenAcked
                 .integer,
             0);
   EXPECT_FALSE(b.socket.receive(1).has_value()) << "the other device got a command";
+  // Both lifecycle events are journaled, the dispatch before the resolution.
+  std::vector<std::string> types;
+  for (const auto& e :
+       redis.command({"XRANGE", std::string("journal:") + imei_a, "-", "+"}).elements)
+    types.push_back(e.elements.at(1).elements.at(1).text);
+  EXPECT_EQ(types,
+            (std::vector<std::string>{"identified", "command_dispatched", "command_resolved"}));
 }
 
 TEST_F(Commands, Codec14GoesOutWithTheDeviceImei) {
