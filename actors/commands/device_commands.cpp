@@ -24,7 +24,7 @@ std::optional<command_entry> device_commands::next(std::size_t avl_awaiting_ack,
   if (in_flight_ || avl_awaiting_ack > 0) return std::nullopt;
   while (!queue_.empty()) {
     command_entry e = std::move(queue_.front());
-    queue_.pop_front();
+    queue_.erase(queue_.begin());
     if (e.expires_at > 0 && now_s > e.expires_at) {
       failed.push_back(failure(std::move(e), "expired_before_delivery"));
       continue;

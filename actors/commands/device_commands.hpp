@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -61,7 +60,9 @@ class device_commands {
 
  private:
   std::size_t limit_;
-  std::deque<command_entry> queue_;
+  // A vector, not a deque: an empty deque already allocates its first block, and
+  // every idle session would pay it. The queue is bounded and short.
+  std::vector<command_entry> queue_;
   std::optional<command_entry> in_flight_;
 };
 
