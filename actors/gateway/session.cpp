@@ -24,6 +24,10 @@ struct session_state {
   std::string imei;
   codecs::imei device;
   bool identified = false;
+  /// The handshake's 01 is on its way to the device. Nothing else may be written
+  /// before it, and commands can reach the session earlier: the offline queue is
+  /// drained as soon as the device is identified, while the 01 waits for the journal.
+  bool handshake_answered = false;
   /// AVL packets persisted or being persisted whose ACK is not yet written: a command
   /// waits for zero so it never lands between a packet and its ACK.
   std::size_t avl_awaiting_ack = 0;
@@ -99,7 +103,7 @@ caf::behavior session(caf::event_based_actor* self,
   // Starts the next queued command if the device is free: write it now, or once the
   // AVL ACKs owed are written.
   auto next_command = [config, state, resolve, write_command] {
-    if (!state->identified || !config->responder || !state->command_frame.empty()) return;
+    if (!state->handshake_answered || !config->responder || !state->command_frame.empty()) return;
     std::vector<commands::resolved_command> expired;
     const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
                            std::chrono::system_clock::now().time_since_epoch())
@@ -157,16 +161,20 @@ caf::behavior session(caf::event_based_actor* self,
     self->request(writer_for(*config, state->imei), caf::duration{caf::infinite}, event_atom::value,
                   std::move(e))
         .then(
-            [link, state, &counters](const write_outcome& o) {
+            [link, state, &counters, next_command](const write_outcome& o) {
               if (!o.ok)
                 spdlog::warn("device {}: identified event not journaled: {}", state->imei, o.error);
               counters.handshakes_accepted.fetch_add(1);
               spdlog::info("device {}: connected from {}", state->imei, link->peer());
               link->send({codecs::imei_accepted});
+              state->handshake_answered = true;
+              next_command();
             },
-            [link, state](const caf::error&) {
+            [link, state, next_command](const caf::error&) {
               spdlog::warn("device {}: identified event timed out", state->imei);
               link->send({codecs::imei_accepted});
+              state->handshake_answered = true;
+              next_command();
             });
   };
 

@@ -207,5 +207,79 @@ TEST_F(SessionCommands, ClosingFailsWhatIsInFlightAndQueuedAndDetaches) {
   EXPECT_FALSE(directory->find(device_imei));
 }
 
+/// A writer that answers journal events only when released, as a slow Redis would.
+caf::behavior slow_event_writer(caf::event_based_actor* self) {
+  auto pending = std::make_shared<std::vector<caf::typed_response_promise<write_outcome>>>();
+  return {
+      [self, pending](event_atom, journal_event&) {
+        pending->push_back(self->make_response_promise<write_outcome>());
+        return pending->back();
+      },
+      [pending](release_atom) {
+        for (auto& p : *pending) p.deliver(write_outcome{true, false, 0, ""});
+        pending->clear();
+      },
+  };
+}
+
+// The offline queue is drained as soon as the device is identified, so its commands
+// can reach the session while the handshake's 01 still waits for the journal. The
+// device must read the 01 first; a command frame before it breaks the handshake.
+TEST(SessionHandshake, ACommandArrivingBeforeTheHandshakeIsAnsweredWaitsForThe01) {
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  auto link = std::make_shared<fake_link>();
+  auto log = std::make_shared<responder_log>();
+  auto writer = sys.spawn(slow_event_writer);
+  auto responder = sys.spawn(fake_responder, log);
+  auto config = std::make_shared<session_config>();
+  config->instance_id = "test";
+  config->counters = std::make_shared<infra::metrics::gateway_counters>();
+  config->writers.push_back(writer);
+  config->directory = std::make_shared<commands::session_directory>();
+  config->responder = responder;
+  config->command_queue_limit = 4;
+  auto actor = sys.spawn(session, link, std::shared_ptr<const session_config>(config));
+  sched.run();
+
+  codecs::imei id;
+  ASSERT_EQ(codecs::imei::parse(device_imei, id), codecs::errc::ok);
+  bytes hs;
+  codecs::encode_imei_packet(id, hs);
+  caf::anon_send(actor, frame_atom::value, static_cast<std::uint8_t>(codecs::frame_kind::imei),
+                 std::uint8_t{0}, hs);
+  sched.run();
+  ASSERT_EQ(log->drained, std::vector<std::string>{device_imei});
+  EXPECT_TRUE(link->sent.empty()) << "the 01 went out before the identified event was journaled";
+
+  command_entry e;
+  e.entry_id = "1-queued";
+  e.command_id = "queued";
+  e.target_imei = device_imei;
+  e.codec = 12;
+  e.payload = "getinfo";
+  caf::anon_send(actor, commands::command_atom::value, std::move(e));
+  sched.run();
+  EXPECT_TRUE(link->sent.empty()) << "a command went out before the handshake was answered";
+
+  caf::anon_send(writer, release_atom::value);
+  sched.run();
+  codecs::command_fields f;
+  f.codec = codecs::codec_id::codec12;
+  f.type = codecs::message_type::command;
+  f.payload = codecs::as_bytes(std::string("getinfo"));
+  bytes frame;
+  ASSERT_EQ(codecs::encode_command_frame(f, frame), codecs::errc::ok);
+  ASSERT_EQ(link->sent.size(), 2U);
+  EXPECT_EQ(link->sent[0], bytes{0x01});
+  EXPECT_EQ(link->sent[1], frame);
+
+  caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(responder, caf::exit_reason::user_shutdown);
+  sched.run();
+}
+
 }  // namespace
 }  // namespace tgw::actors::gateway
