@@ -223,7 +223,7 @@ caf::behavior session(caf::event_based_actor* self,
                 ++state->packets;
                 state->records += n;
                 const auto ack = codecs::avl_ack(n);
-                link->send({ack.begin(), ack.end()});
+                link->answer_frame({ack.begin(), ack.end()});
                 counters.acks_sent.fetch_add(1);
                 counters.ack_latency.observe(
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - received)
@@ -231,8 +231,8 @@ caf::behavior session(caf::event_based_actor* self,
               } else {
                 counters.persist_failures.fetch_add(1);
                 spdlog::debug("device {}: packet not persisted ({}); no ACK", state->imei, o.error);
+                link->frame_done();
               }
-              link->frame_done();
               write_command();
               next_command();
             },

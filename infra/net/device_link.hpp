@@ -22,6 +22,13 @@ class device_link {
   /// Marks one delivered AVL frame as finished (ACKed or refused), so reading may go
   /// on when the per-connection bound of frames awaiting persistence was reached.
   virtual void frame_done() = 0;
+  /// Writes the reply to one delivered AVL frame (its ACK) and marks the frame
+  /// finished. The same as send() then frame_done(), which is what this default does;
+  /// a socket does both in one hop to its strand, since this runs once per packet.
+  virtual void answer_frame(std::vector<std::uint8_t> reply) {
+    send(std::move(reply));
+    frame_done();
+  }
   /// "ip:port" of the device.
   [[nodiscard]] virtual const std::string& peer() const = 0;
 };

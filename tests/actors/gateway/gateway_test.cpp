@@ -217,6 +217,26 @@ TEST_F(Gateway, FramesSplitAnywhereOrMergedAreHandledAlike) {
   EXPECT_EQ(stream_length(), 3);
 }
 
+// A connection reads a bounded chunk at a time and stops reading while a frame awaits
+// its ACK. Bytes left in the socket when reading stopped must be read when it resumes,
+// without waiting for more to arrive: the device sends nothing more until it has its
+// ACKs.
+TEST_F(Gateway, ABurstOfSeveralReadsIsAllReadWhileAtMostOneFrameIsInFlight) {
+  start({"--max-frames-in-flight", "1"});
+  device d(port);
+  d.send(handshake(imei_a));
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  bytes burst;
+  for (int i = 0; i < 8; ++i) {
+    const bytes p = packet(10, 1'700'000'000'000 + static_cast<std::uint64_t>(i) * 100'000);
+    burst.insert(burst.end(), p.begin(), p.end());
+  }
+  ASSERT_GT(burst.size(), 3000U) << "the burst must span several reads";
+  d.send(burst);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(d.receive(4), ack(10)) << "packet " << i;
+  EXPECT_EQ(stream_length(), 80);
+}
+
 TEST_F(Gateway, ABadCrcGetsNoAckAndIsJournaled) {
   start();
   device d(port);
