@@ -135,12 +135,18 @@ int run_gateway(const infra::serve_options& o) {
     }
   }
 
-  const int io_threads = o.io_threads > 0 ? o.io_threads : std::max(1, cores() / 2);
-  const int actor_threads = o.actor_threads > 0 ? o.actor_threads : cores();
-  const int shards = o.writer_shards > 0 ? o.writer_shards : std::max(1, cores());
+  // Half the cores for each pool by default: a gateway usually shares its host with
+  // Redis, and on two cores one thread per pool spent about a tenth less CPU per
+  // packet than two (fewer hand-offs between sleeping threads) for the same work.
+  const int half = std::max(1, cores() / 2);
+  const int io_threads = o.io_threads > 0 ? o.io_threads : half;
+  const int actor_threads = o.actor_threads > 0 ? o.actor_threads : half;
+  const int shards = o.writer_shards > 0 ? o.writer_shards : half;
 
   caf::actor_system_config cfg;
   cfg.set("scheduler.max-threads", actor_threads);
+  cfg.set("scheduler.policy",
+          o.actor_scheduler == "stealing" ? caf::atom("stealing") : caf::atom("sharing"));
   caf::actor_system system{cfg};
 
   auto counters = std::make_shared<infra::metrics::gateway_counters>();

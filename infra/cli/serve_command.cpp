@@ -33,16 +33,22 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
   cmd->add_option("--metrics-addr", o->metrics_addr, "Prometheus endpoint host:port; empty: off")
       ->envname("TGW_METRICS_ADDR")
       ->capture_default_str();
-  cmd->add_option("--io-threads", o->io_threads, "Socket threads (0: core count)")
+  cmd->add_option("--io-threads", o->io_threads, "Socket threads (0: half the cores)")
       ->envname("TGW_IO_THREADS")
       ->check(CLI::Range(0, 256))
       ->capture_default_str();
-  cmd->add_option("--actor-threads", o->actor_threads, "CAF scheduler threads (0: core count)")
+  cmd->add_option("--actor-threads", o->actor_threads, "CAF scheduler threads (0: half the cores)")
       ->envname("TGW_ACTOR_THREADS")
       ->check(CLI::Range(0, 256))
       ->capture_default_str();
+  cmd->add_option("--actor-scheduler", o->actor_scheduler,
+                  "CAF scheduler: sharing (one queue, workers sleep until woken) or stealing "
+                  "(per-worker queues, idle workers poll)")
+      ->envname("TGW_ACTOR_SCHEDULER")
+      ->check(CLI::IsMember({"sharing", "stealing"}))
+      ->capture_default_str();
   cmd->add_option("--writer-shards", o->writer_shards,
-                  "Telemetry writers, each with its own Redis connection (0: core count)")
+                  "Telemetry writers, each with its own Redis connection (0: half the cores)")
       ->envname("TGW_WRITER_SHARDS")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();

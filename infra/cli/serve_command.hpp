@@ -18,9 +18,12 @@ struct serve_options {
   std::string data_dir = "tgw-data";
   std::string instance_id;  ///< Empty: host-pid-start time.
   std::string metrics_addr = "127.0.0.1:9127";
-  int io_threads = 0;     ///< 0: from the core count.
-  int actor_threads = 0;  ///< 0: from the core count.
-  int writer_shards = 0;  ///< 0: from the core count.
+  int io_threads = 0;     ///< 0: half the cores.
+  int actor_threads = 0;  ///< 0: half the cores.
+  /// CAF's scheduler policy. Sharing by default: on a few cores, stealing's idle
+  /// workers spend a measurable share of the CPU polling and sleeping in short naps.
+  std::string actor_scheduler = "sharing";
+  int writer_shards = 0;  ///< 0: half the cores.
   std::string crc = "strict";
   std::string allowlist_file;
   std::size_t max_frame_size = std::size_t{16} * 1024;
