@@ -172,12 +172,31 @@ std::vector<value> connection::pipeline(const std::vector<std::vector<std::strin
       return replies;
     }
   }
-  replies.reserve(commands.size());
-  for (std::size_t i = 0; i < commands.size(); ++i) {
+  return read_replies(commands.size());
+}
+
+std::vector<value> connection::pipeline_encoded(std::string_view commands, std::size_t count) {
+  std::vector<value> replies;
+  std::string error;
+  if (!ensure_connected(error)) {
+    replies.assign(count, value::make_error("IO " + error));
+    return replies;
+  }
+  if (redisAppendFormattedCommand(ctx_, commands.data(), commands.size()) != REDIS_OK) {
+    replies.assign(count, io_failure());
+    return replies;
+  }
+  return read_replies(count);
+}
+
+std::vector<value> connection::read_replies(std::size_t count) {
+  std::vector<value> replies;
+  replies.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
     void* raw = nullptr;
     if (redisGetReply(ctx_, &raw) != REDIS_OK) {
       const value failure = io_failure();
-      replies.resize(commands.size(), failure);
+      replies.resize(count, failure);
       return replies;
     }
     auto* reply = static_cast<redisReply*>(raw);

@@ -53,12 +53,15 @@ class connection {
 
   /// Sends all commands in one write and reads all replies: one round trip.
   std::vector<value> pipeline(const std::vector<std::vector<std::string>>& commands);
+  /// The same for `count` commands already in the wire protocol (see resp_writer).
+  std::vector<value> pipeline_encoded(std::string_view commands, std::size_t count);
 
   [[nodiscard]] const options& settings() const noexcept { return opts_; }
 
  private:
   value run(int argc, const char** argv, const std::size_t* lengths);
   value io_failure();
+  std::vector<value> read_replies(std::size_t count);
 
   options opts_;
   redisContext* ctx_ = nullptr;

@@ -12,52 +12,57 @@ namespace {
 // the call's fixed cost is shared without stalling other clients for long.
 constexpr std::size_t ops_per_call = 64;
 
-void append_packet(std::vector<std::string>& keys, std::vector<std::string>& args,
-                   const packet_job& p) {
-  keys.push_back(keys::journal(p.imei));
-  keys.push_back(keys::device(p.imei));
-  args.push_back("P");
-  args.push_back(p.imei);
-  args.push_back(p.fingerprint);
-  args.push_back(std::to_string(p.records.size()));
-  for (const record_fields& r : p.records) args.insert(args.end(), r.begin(), r.end());
+/// Arguments an op adds after the keys: see tgw_persist_batch in gateway_library.lua.
+std::size_t op_args(const write_op& op) {
+  return op.is_packet ? 4 + 10 * op.packet.records.size() : 5 + 2 * op.event.fields.size();
 }
 
-void append_event(std::vector<std::string>& keys, std::vector<std::string>& args,
-                  const journal_event& e) {
-  keys.push_back(keys::journal(e.imei));
-  keys.push_back(keys::device(e.imei));
-  args.push_back("E");
-  args.push_back(e.imei);
-  args.push_back(e.type);
-  args.push_back(std::to_string(e.online));
-  args.push_back(std::to_string(e.fields.size()));
-  for (const auto& [k, v] : e.fields) {
-    args.push_back(k);
-    args.push_back(v);
-  }
-}
-
-/// FCALL tgw_persist_batch for ops[first, last).
-std::vector<std::string> batch_command(const std::vector<write_op>& ops, std::size_t first,
-                                       std::size_t last, const store_settings& s) {
-  std::vector<std::string> keys{keys::telemetry_stream};
-  std::vector<std::string> args{s.instance_id, std::to_string(s.journal_maxlen),
-                                std::to_string(s.telemetry_maxlen)};
+/// Writes FCALL tgw_persist_batch for ops[first, last) straight into the wire protocol:
+/// a batch of a few hundred records is a few thousand arguments, and building them as
+/// strings first and having hiredis format them again cost as much as the rest of
+/// the writer.
+void write_batch_command(redis::resp_writer& out, const std::vector<write_op>& ops,
+                         std::size_t first, std::size_t last, const store_settings& s) {
+  std::size_t argc = 3 + 1 + 3;  // FCALL name numkeys, the stream, instance and maxlens
+  for (std::size_t i = first; i < last; ++i) argc += 2 + op_args(ops[i]);
+  out.begin(argc);
+  out.arg("FCALL");
+  out.arg("tgw_persist_batch");
+  out.arg(static_cast<std::int64_t>(1 + 2 * (last - first)));
+  out.arg(keys::telemetry_stream);
+  std::string key;
   for (std::size_t i = first; i < last; ++i) {
-    if (ops[i].is_packet)
-      append_packet(keys, args, ops[i].packet);
-    else
-      append_event(keys, args, ops[i].event);
+    const std::string& imei = ops[i].is_packet ? ops[i].packet.imei : ops[i].event.imei;
+    key.assign("journal:").append(imei);
+    out.arg(key);
+    key.assign("device:").append(imei);
+    out.arg(key);
   }
-  std::vector<std::string> argv;
-  argv.reserve(3 + keys.size() + args.size());
-  argv.emplace_back("FCALL");
-  argv.emplace_back("tgw_persist_batch");
-  argv.push_back(std::to_string(keys.size()));
-  for (std::string& k : keys) argv.push_back(std::move(k));
-  for (std::string& a : args) argv.push_back(std::move(a));
-  return argv;
+  out.arg(s.instance_id);
+  out.arg(static_cast<std::int64_t>(s.journal_maxlen));
+  out.arg(static_cast<std::int64_t>(s.telemetry_maxlen));
+  for (std::size_t i = first; i < last; ++i) {
+    if (ops[i].is_packet) {
+      const packet_job& p = ops[i].packet;
+      out.arg("P");
+      out.arg(p.imei);
+      out.arg(p.fingerprint);
+      out.arg(static_cast<std::int64_t>(p.records.size()));
+      for (const record_fields& r : p.records)
+        for (const std::string& f : r) out.arg(f);
+    } else {
+      const journal_event& e = ops[i].event;
+      out.arg("E");
+      out.arg(e.imei);
+      out.arg(e.type);
+      out.arg(static_cast<std::int64_t>(e.online));
+      out.arg(static_cast<std::int64_t>(e.fields.size()));
+      for (const auto& [k, v] : e.fields) {
+        out.arg(k);
+        out.arg(v);
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -87,17 +92,16 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
     for (write_outcome& o : out) o.error = error;
     return out;
   }
-  std::vector<std::vector<std::string>> commands;
-  commands.reserve((ops.size() + ops_per_call - 1) / ops_per_call);
+  encoded_.clear();
   for (std::size_t first = 0; first < ops.size(); first += ops_per_call)
-    commands.push_back(
-        batch_command(ops, first, std::min(ops.size(), first + ops_per_call), settings_));
-  std::vector<redis::value> replies = conn_.pipeline(commands);
+    write_batch_command(encoded_, ops, first, std::min(ops.size(), first + ops_per_call),
+                        settings_);
+  std::vector<redis::value> replies = conn_.pipeline_encoded(encoded_.bytes(), encoded_.commands());
   if (!replies.empty() && redis::error_is(replies.front(), "ERR Function not found") &&
       load_library(error))
-    replies = conn_.pipeline(commands);
+    replies = conn_.pipeline_encoded(encoded_.bytes(), encoded_.commands());
   if (!conn_.connected()) loaded_ = false;
-  for (std::size_t c = 0; c < commands.size(); ++c) {
+  for (std::size_t c = 0; c < encoded_.commands(); ++c) {
     const redis::value& r = replies[c];
     const std::size_t first = c * ops_per_call;
     const std::size_t last = std::min(ops.size(), first + ops_per_call);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "infra/redis/connection.hpp"
+#include "infra/redis/resp_writer.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::infra::telemetry {
@@ -25,6 +26,8 @@ class redis_telemetry_store final : public telemetry_store {
   redis::connection conn_;
   store_settings settings_;
   bool loaded_ = false;
+  /// The batch's commands in the wire protocol; reused, so it stops allocating.
+  redis::resp_writer encoded_;
 };
 
 }  // namespace tgw::infra::telemetry
