@@ -15,11 +15,12 @@ end
 -- angle sats speed event_io io_json. A packet whose fingerprint equals the last
 -- accepted one is a resend after a lost ACK: acknowledged again, not stored.
 local function persist_one(ctx, journal, device, a, o)
-  local imei, fp, n = a[o], a[o + 1], tonumber(a[o + 2])
+  local imei, fp, count = a[o], a[o + 1], a[o + 2]
+  local n = tonumber(count)
   local seen = redis.call('HMGET', device, 'last_fingerprint', 'records_total')
   if seen[1] == fp then
     redis.call('XADD', journal, 'MAXLEN', '~', ctx.journal_maxlen, '*', 'type', 'packet_resent',
-               'at_ms', ctx.now, 'instance', ctx.instance, 'fingerprint', fp, 'records', n)
+               'at_ms', ctx.now, 'instance', ctx.instance, 'fingerprint', fp, 'records', count)
     redis.call('HSET', device, 'last_seen_ms', ctx.now)
     return -1
   end
@@ -28,7 +29,7 @@ local function persist_one(ctx, journal, device, a, o)
   for i = 0, n - 1 do
     local r = base + i * 10
     local ts = a[r + 1]
-    if ctx.telemetry_maxlen > 0 then
+    if ctx.trim_telemetry then
       redis.call('XADD', ctx.stream, 'MAXLEN', '~', ctx.telemetry_maxlen, '*', 'imei', imei,
                  'ts', ts, 'pri', a[r + 2], 'lon', a[r + 3], 'lat', a[r + 4], 'alt', a[r + 5],
                  'ang', a[r + 6], 'sat', a[r + 7], 'spd', a[r + 8], 'evt', a[r + 9],
@@ -40,10 +41,10 @@ local function persist_one(ctx, journal, device, a, o)
     end
     if first_ts == nil then first_ts = ts end
     last_ts = ts
-    if newest == nil or tonumber(ts) > tonumber(a[newest + 1]) then newest = r end
+    if newest == nil or (n > 1 and tonumber(ts) > tonumber(a[newest + 1])) then newest = r end
   end
   redis.call('XADD', journal, 'MAXLEN', '~', ctx.journal_maxlen, '*', 'type', 'records_accepted',
-             'at_ms', ctx.now, 'instance', ctx.instance, 'fingerprint', fp, 'records', n,
+             'at_ms', ctx.now, 'instance', ctx.instance, 'fingerprint', fp, 'records', count,
              'first_ts', first_ts, 'last_ts', last_ts, 'pos_ts', a[newest + 1],
              'lon', a[newest + 3], 'lat', a[newest + 4], 'speed', a[newest + 8])
   -- One HSET folds the event into the projection, records_total included.
@@ -76,8 +77,11 @@ end
 --       'P' (a packet, see persist_one) or 'E' (an event, see append_one)
 -- Returns one integer per op: records stored, -1 for a recognised resend, 0 for an event.
 local function persist_batch(keys, args)
-  local ctx = {stream = keys[1], instance = args[1], journal_maxlen = tonumber(args[2]),
-               telemetry_maxlen = tonumber(args[3]), now = now_ms()}
+  -- Numbers handed to redis.call are formatted anew by every call; what is passed
+  -- on stays a string, formatted once per batch at most.
+  local ctx = {stream = keys[1], instance = args[1], journal_maxlen = args[2],
+               telemetry_maxlen = args[3], trim_telemetry = tonumber(args[3]) > 0,
+               now = tostring(now_ms())}
   local out, o, k = {}, 4, 2
   while o <= #args do
     local kind = args[o]
