@@ -47,8 +47,9 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_ACTOR_SCHEDULER")
       ->check(CLI::IsMember({"sharing", "stealing"}))
       ->capture_default_str();
-  cmd->add_option("--writer-shards", o->writer_shards,
-                  "Telemetry writers, each with its own Redis connection (0: half the cores)")
+  cmd->add_option(
+         "--writer-shards", o->writer_shards,
+         "Telemetry writers, each with its own Redis connection (0: half the cores, at least 2)")
       ->envname("TGW_WRITER_SHARDS")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();

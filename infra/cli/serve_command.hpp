@@ -23,7 +23,7 @@ struct serve_options {
   /// CAF's scheduler policy. Sharing by default: on a few cores, stealing's idle
   /// workers spend a measurable share of the CPU polling and sleeping in short naps.
   std::string actor_scheduler = "sharing";
-  int writer_shards = 0;  ///< 0: half the cores.
+  int writer_shards = 0;  ///< 0: half the cores, at least 2.
   std::string crc = "strict";
   std::string allowlist_file;
   std::size_t max_frame_size = std::size_t{16} * 1024;
