@@ -38,10 +38,16 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
     std::vector<std::string> all;
     all.reserve(state->held.size());
     for (const auto& entry : state->held) all.push_back(entry.first);
-    if (!store->reassert(all, error)) return false;
+    const auto left = store->reassert(all, error);
+    if (!left) return false;
     state->repair_owed = false;
     if (state->down)
-      spdlog::info("registry: Redis answers again; {} devices re-asserted", all.size());
+      spdlog::info("registry: Redis answers again; {} devices re-asserted", all.size() - *left);
+    if (*left > 0)
+      spdlog::info(
+          "registry: {} device(s) left to the live instance they reconnected to; their "
+          "sessions here are closing",
+          *left);
     state->down = false;
     counters->registry_held.store(static_cast<std::int64_t>(state->held.size()));
     return true;

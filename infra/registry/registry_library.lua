@@ -21,6 +21,28 @@ local function register(keys, args)
   return {1, current}
 end
 
+-- KEYS: registry, instance:devices:{me}, instance:devices:{expected previous owner},
+--       instance:heartbeat:{expected previous owner}
+-- ARGV: imei, me, expected previous owner ('' for none)
+-- Puts back an entry this instance held before an outage or while it was presumed
+-- dead, without taking it from a live instance: a device this instance still counts
+-- may have reconnected elsewhere meanwhile, and that fresh registration is the truth
+-- (this instance's stale session will close and, owner-checked, delete nothing).
+-- Returns {1, previous} when set, {0, actual} when the owner changed since the caller
+-- read it, {2, owner} when a live instance holds the entry (left alone).
+local function reassert(keys, args)
+  local imei, me, expected = args[1], args[2], args[3]
+  local current = redis.call('HGET', keys[1], imei) or ''
+  if current ~= expected then return {0, current} end
+  if current ~= '' and current ~= me and redis.call('EXISTS', keys[4]) == 1 then
+    return {2, current}
+  end
+  redis.call('HSET', keys[1], imei, me)
+  redis.call('SADD', keys[2], imei)
+  if current ~= '' and current ~= me then redis.call('SREM', keys[3], imei) end
+  return {1, current}
+end
+
 -- KEYS: registry, instance:devices:{owner}; ARGV: imei, owner
 -- Deletes the entry only if it still names `owner`; always leaves the reverse index.
 -- Returns 1 if the entry was deleted.
@@ -72,6 +94,7 @@ local function forget_instance(keys, args)
 end
 
 redis.register_function('tgw_registry_register', register)
+redis.register_function('tgw_registry_reassert', reassert)
 redis.register_function('tgw_registry_unregister', unregister)
 redis.register_function('tgw_registry_evict', evict)
 redis.register_function('tgw_registry_heartbeat', heartbeat)

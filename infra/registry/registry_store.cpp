@@ -37,24 +37,36 @@ redis::value registry_store::call(const std::vector<std::string>& argv) {
 }
 
 bool registry_store::register_device(const std::string& imei, std::string& error) {
-  // Compare-and-set on the owner, so the previous owner's reverse index can be named
-  // in KEYS: read the owner, then register if it is still that one.
+  return claim(imei, claim_mode::take, error).has_value();
+}
+
+std::optional<bool> registry_store::claim(const std::string& imei, claim_mode mode,
+                                          std::string& error) {
+  // Compare-and-set on the owner, so the previous owner's reverse index (and, to
+  // re-assert, its heartbeat) can be named in KEYS: read the owner, then write if it
+  // is still that one.
   std::string expected;
   {
     const redis::value owner = call({"HGET", keys::registry, imei});
-    if (failed(owner, error)) return false;
+    if (failed(owner, error)) return std::nullopt;
     expected = owner.is_nil() ? "" : owner.text;
   }
   for (int attempt = 0; attempt < 8; ++attempt) {
+    const std::string& previous = expected.empty() ? instance_ : expected;
     const redis::value v =
-        call({"FCALL", "tgw_registry_register", "3", keys::registry, keys::devices(instance_),
-              keys::devices(expected.empty() ? instance_ : expected), imei, instance_, expected});
-    if (failed(v, error)) return false;
-    if (v.is_array() && v.elements.size() == 2 && v.elements[0].as_int() == 1) return true;
+        mode == claim_mode::take
+            ? call({"FCALL", "tgw_registry_register", "3", keys::registry, keys::devices(instance_),
+                    keys::devices(previous), imei, instance_, expected})
+            : call({"FCALL", "tgw_registry_reassert", "4", keys::registry, keys::devices(instance_),
+                    keys::devices(previous), keys::heartbeat(previous), imei, instance_, expected});
+    if (failed(v, error)) return std::nullopt;
+    const auto outcome = v.is_array() && v.elements.size() == 2 ? v.elements[0].as_int() : 0;
+    if (outcome == 1) return true;
+    if (outcome == 2) return false;  // a live instance holds it
     expected = v.is_array() && v.elements.size() == 2 ? v.elements[1].text : "";
   }
   error = "registration of " + imei + " kept racing with other instances";
-  return false;
+  return std::nullopt;
 }
 
 bool registry_store::unregister_device(const std::string& imei, std::string& error) {
@@ -80,10 +92,15 @@ std::optional<std::size_t> registry_store::unregister_all(const std::vector<std:
   return deleted;
 }
 
-bool registry_store::reassert(const std::vector<std::string>& imeis, std::string& error) {
-  for (const std::string& imei : imeis)
-    if (!register_device(imei, error)) return false;
-  return true;
+std::optional<std::size_t> registry_store::reassert(const std::vector<std::string>& imeis,
+                                                    std::string& error) {
+  std::size_t left = 0;
+  for (const std::string& imei : imeis) {
+    const auto set = claim(imei, claim_mode::reassert, error);
+    if (!set) return std::nullopt;
+    if (!*set) ++left;
+  }
+  return left;
 }
 
 std::optional<bool> registry_store::heartbeat(std::chrono::seconds ttl, std::string& error) {

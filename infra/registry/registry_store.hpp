@@ -50,8 +50,11 @@ class registry_store {
   /// The same for many devices, pipelined. Returns how many entries were deleted.
   std::optional<std::size_t> unregister_all(const std::vector<std::string>& imeis,
                                             std::string& error);
-  /// Registers every device in one pipeline (the repair after an outage).
-  bool reassert(const std::vector<std::string>& imeis, std::string& error);
+  /// Puts back the entries of devices this instance holds, after an outage or after
+  /// its heartbeat lapsed (the repair). Unlike register_device it never takes an
+  /// entry from a live instance: the device reconnected there, and this instance's
+  /// session of it is stale. Returns how many were left to live instances.
+  std::optional<std::size_t> reassert(const std::vector<std::string>& imeis, std::string& error);
   /// SET instance:heartbeat:{id} EX ttl. Returns true when the key had been missing
   /// (this instance was presumed dead), nullopt on failure.
   std::optional<bool> heartbeat(std::chrono::seconds ttl, std::string& error);
@@ -62,6 +65,12 @@ class registry_store {
   [[nodiscard]] const std::string& instance_id() const { return instance_; }
 
  private:
+  /// `take`: a fresh handshake, which wins over any owner. `reassert`: a repair, which
+  /// leaves an entry held by a live instance.
+  enum class claim_mode { take, reassert };
+  /// True when the entry now names this instance, false when a live instance kept it
+  /// (reassert only), nullopt on failure.
+  std::optional<bool> claim(const std::string& imei, claim_mode mode, std::string& error);
   redis::value call(const std::vector<std::string>& argv);
   std::optional<std::uint64_t> evict_instance(const std::string& dead, std::size_t batch,
                                               std::string& error);

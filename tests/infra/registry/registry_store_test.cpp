@@ -66,6 +66,40 @@ TEST_F(RegistryStore, UnregisterAllSkipsDevicesThatMoved) {
   EXPECT_EQ(redis.command({"HLEN", keys::registry}).integer, 1);
 }
 
+// An instance that comes back from a pause or an outage re-asserts the devices it
+// still counts. One that reconnected to a live instance meanwhile stays there: taking
+// it back would leave it unregistered once the stale session here closes.
+TEST_F(RegistryStore, AReassertLeavesLiveOwnersAloneButTakesBackFromTheDead) {
+  auto a = store("A");
+  auto b = store("B");
+  auto c = store("C");
+  const std::string moved = "444444444444441", orphaned = "444444444444442",
+                    evicted = "444444444444443", kept = "444444444444444";
+  for (const auto& imei : {moved, orphaned, evicted, kept})
+    ASSERT_TRUE(a.register_device(imei, error)) << error;
+  ASSERT_TRUE(b.heartbeat(60s, error)) << error;  // B is alive, C is not
+  ASSERT_TRUE(b.register_device(moved, error));
+  ASSERT_TRUE(c.register_device(orphaned, error));
+  ASSERT_TRUE(a.unregister_device(evicted, error));  // as the janitor would have
+
+  const auto left = a.reassert({moved, orphaned, evicted, kept}, error);
+  ASSERT_TRUE(left) << error;
+  EXPECT_EQ(*left, 1U);
+  EXPECT_EQ(owner(moved), "B");
+  EXPECT_TRUE(in_reverse_index("B", moved));
+  EXPECT_FALSE(in_reverse_index("A", moved));
+  EXPECT_EQ(owner(orphaned), "A");
+  EXPECT_FALSE(in_reverse_index("C", orphaned));
+  EXPECT_TRUE(in_reverse_index("A", orphaned));
+  EXPECT_EQ(owner(evicted), "A");
+  EXPECT_TRUE(in_reverse_index("A", evicted));
+  EXPECT_EQ(owner(kept), "A");
+
+  // The stale session of the moved device closes here: B keeps it.
+  ASSERT_TRUE(a.unregister_device(moved, error));
+  EXPECT_EQ(owner(moved), "B");
+}
+
 TEST_F(RegistryStore, HeartbeatCarriesTheTtlAndReportsAMissingKey) {
   auto a = store("A");
   const auto first = a.heartbeat(90s, error);
