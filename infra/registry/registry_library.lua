@@ -55,14 +55,18 @@ local function unregister(keys, args)
   return 0
 end
 
--- KEYS: registry; ARGV: dead, imei...
+-- KEYS: registry, instance:heartbeat:{dead}; ARGV: dead, imei...
 -- The janitor's owner-checked eviction of a batch read from the dead instance's
 -- reverse index (SSCAN) or from the registry (HSCAN, scan mode). The reverse index
 -- is not touched while it is scanned, so the scan stays a cheap sequential walk; it
 -- is dropped whole once the instance is forgotten. Returns the entries deleted, so
 -- two janitors evicting the same instance count each entry once between them.
+-- The instance may come back during a pass (a pause, a Redis outage): it then
+-- re-asserts its devices under the same id, and the owner check cannot tell those
+-- entries from the stale ones, so nothing is evicted once its heartbeat is back.
 local function evict(keys, args)
   local dead, deleted = args[1], 0
+  if redis.call('EXISTS', keys[2]) == 1 then return 0 end
   for i = 2, #args do
     if redis.call('HGET', keys[1], args[i]) == dead then
       redis.call('HDEL', keys[1], args[i])

@@ -124,9 +124,10 @@ std::optional<std::uint64_t> registry_store::evict_instance(const std::string& d
     if (failed(page, error)) return std::nullopt;
     if (!page.is_array() || page.elements.size() != 2) break;
     cursor = page.elements[0].text;
-    std::vector<std::string> argv = {"FCALL", "tgw_registry_evict", "1", keys::registry, dead};
+    std::vector<std::string> argv = {"FCALL",        "tgw_registry_evict",  "2",
+                                     keys::registry, keys::heartbeat(dead), dead};
     for (const redis::value& imei : page.elements[1].elements) argv.push_back(imei.text);
-    if (argv.size() > 5) {
+    if (argv.size() > 6) {
       const redis::value n = call(argv);
       if (failed(n, error)) return std::nullopt;
       evicted += static_cast<std::uint64_t>(n.as_int().value_or(0));
@@ -164,7 +165,8 @@ std::optional<janitor_report> registry_store::scan_pass(std::size_t batch, std::
       if (!it->second) by_owner[owner].push_back(kv[i].text);
     }
     for (auto& [owner, imeis] : by_owner) {
-      std::vector<std::string> argv = {"FCALL", "tgw_registry_evict", "1", keys::registry, owner};
+      std::vector<std::string> argv = {"FCALL",        "tgw_registry_evict",   "2",
+                                       keys::registry, keys::heartbeat(owner), owner};
       argv.insert(argv.end(), imeis.begin(), imeis.end());
       const redis::value n = call(argv);
       if (failed(n, error)) return std::nullopt;

@@ -100,6 +100,26 @@ TEST_F(RegistryStore, AReassertLeavesLiveOwnersAloneButTakesBackFromTheDead) {
   EXPECT_EQ(owner(moved), "B");
 }
 
+// A janitor reads an instance as dead, then evicts in batches. If the instance comes
+// back in between and re-asserts its devices under the same id, the owner check alone
+// cannot tell those entries from the stale ones: eviction stops once the heartbeat is
+// back.
+TEST_F(RegistryStore, EvictionStopsOnceTheInstanceHeartbeatsAgain) {
+  auto a = store("A");
+  const std::string imei = "555555555555551";
+  ASSERT_TRUE(a.register_device(imei, error)) << error;
+  ASSERT_TRUE(a.heartbeat(60s, error)) << error;  // back, its entry re-asserted
+  auto evict = [&] {
+    return redis.command(
+        {"FCALL", "tgw_registry_evict", "2", keys::registry, keys::heartbeat("A"), "A", imei});
+  };
+  EXPECT_EQ(evict().integer, 0);
+  EXPECT_EQ(owner(imei), "A");
+  ASSERT_EQ(redis.command({"DEL", keys::heartbeat("A")}).integer, 1);  // dead after all
+  EXPECT_EQ(evict().integer, 1);
+  EXPECT_EQ(owner(imei), "(nil)");
+}
+
 TEST_F(RegistryStore, HeartbeatCarriesTheTtlAndReportsAMissingKey) {
   auto a = store("A");
   const auto first = a.heartbeat(90s, error);
