@@ -52,6 +52,33 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
     counters->registry_held.store(static_cast<std::int64_t>(state->held.size()));
     return true;
   };
+  // Each heartbeat, the devices held here must still be in this instance's reverse
+  // index. One drops out when another instance registers it; if that registration was
+  // stale (a session whose device had already moved here), the other instance's
+  // unregister then deletes the entry and nothing else would put it back.
+  auto check_index = [store, state, failure] {
+    std::vector<std::string> all;
+    all.reserve(state->held.size());
+    for (const auto& entry : state->held) all.push_back(entry.first);
+    std::string error;
+    const auto missing = store->missing_from_index(all, error);
+    if (!missing) {
+      failure("index check", error);
+      return;
+    }
+    if (missing->empty()) return;
+    const auto left = store->reassert(*missing, error);
+    if (!left) {
+      failure("re-assert", error);
+      return;
+    }
+    // Devices another live instance holds are left alone and found again each beat
+    // until the stale session closes on one side: not worth a line each time.
+    spdlog::log(*left < missing->size() ? spdlog::level::info : spdlog::level::debug,
+                "registry: {} device(s) held here had lost their entry; {} re-asserted, {} left to "
+                "the live instance holding them",
+                missing->size(), missing->size() - *left, *left);
+  };
   self->send(self, beat_atom::value);
   return {
       [store, state, counters, failure](register_atom, const std::string& imei) {
@@ -85,7 +112,7 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
         state->held.clear();
         return *deleted;
       },
-      [self, config, store, state, failure, repair](beat_atom) {
+      [self, config, store, state, failure, repair, check_index](beat_atom) {
         std::string error;
         const auto missing = store->heartbeat(config.heartbeat_ttl, error);
         if (!missing) {
@@ -98,6 +125,7 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
           state->repair_owed = true;
         }
         if (missing && state->repair_owed && !repair()) failure("repair", "Redis still failing");
+        if (missing && !state->repair_owed && !state->held.empty()) check_index();
         self->delayed_send(self,
                            state->repair_owed
                                ? std::min(config.repair_interval, config.heartbeat_interval)

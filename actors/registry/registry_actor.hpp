@@ -35,7 +35,9 @@ struct registry_config {
 /// set of devices it holds; when a write fails (Redis down) the device stays accepted,
 /// teltonika_registry_failures_total counts it, and once Redis answers again every
 /// held device is re-asserted. The same repair runs when the heartbeat finds its own
-/// key missing (the instance had been presumed dead). Spawn it detached.
+/// key missing (the instance had been presumed dead). Each heartbeat it also checks
+/// that every held device is still in this instance's reverse index, and puts back
+/// the entries a stale registration elsewhere took and then deleted. Spawn it detached.
 caf::behavior registry_actor(caf::event_based_actor* self, const registry_config& config,
                              const std::shared_ptr<infra::registry::registry_store>& store,
                              const std::shared_ptr<infra::metrics::gateway_counters>& counters);

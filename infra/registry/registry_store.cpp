@@ -1,5 +1,6 @@
 #include "infra/registry/registry_store.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <unordered_map>
 
@@ -101,6 +102,27 @@ std::optional<std::size_t> registry_store::reassert(const std::vector<std::strin
     if (!*set) ++left;
   }
   return left;
+}
+
+std::optional<std::vector<std::string>> registry_store::missing_from_index(
+    const std::vector<std::string>& imeis, std::string& error) {
+  constexpr std::size_t chunk = 1000;  // SMISMEMBER arguments per call
+  std::vector<std::string> missing;
+  for (std::size_t first = 0; first < imeis.size(); first += chunk) {
+    const std::size_t last = std::min(imeis.size(), first + chunk);
+    std::vector<std::string> argv{"SMISMEMBER", keys::devices(instance_)};
+    argv.insert(argv.end(), imeis.begin() + static_cast<std::ptrdiff_t>(first),
+                imeis.begin() + static_cast<std::ptrdiff_t>(last));
+    const redis::value v = call(argv);
+    if (failed(v, error)) return std::nullopt;
+    if (!v.is_array() || v.elements.size() != last - first) {
+      error = "unexpected reply to SMISMEMBER";
+      return std::nullopt;
+    }
+    for (std::size_t i = first; i < last; ++i)
+      if (v.elements[i - first].as_int().value_or(0) == 0) missing.push_back(imeis[i]);
+  }
+  return missing;
 }
 
 std::optional<bool> registry_store::heartbeat(std::chrono::seconds ttl, std::string& error) {

@@ -55,6 +55,12 @@ class registry_store {
   /// entry from a live instance: the device reconnected there, and this instance's
   /// session of it is stale. Returns how many were left to live instances.
   std::optional<std::size_t> reassert(const std::vector<std::string>& imeis, std::string& error);
+  /// The devices of `imeis` that this instance's reverse index lacks. A device's entry
+  /// leaves the index when another instance takes it; when that registration was stale
+  /// (its session already closing there), its unregister then deletes the entry, and
+  /// only this check finds the device that is still connected here.
+  std::optional<std::vector<std::string>> missing_from_index(const std::vector<std::string>& imeis,
+                                                             std::string& error);
   /// SET instance:heartbeat:{id} EX ttl. Returns true when the key had been missing
   /// (this instance was presumed dead), nullopt on failure.
   std::optional<bool> heartbeat(std::chrono::seconds ttl, std::string& error);

@@ -110,6 +110,26 @@ TEST_F(RegistryCluster, TheLastInstanceToRegisterKeepsTheEntry) {
   EXPECT_EQ(redis.command({"SISMEMBER", keys::devices("A"), "356307042441013"}).integer, 0);
 }
 
+// Registrations are ordered within an instance, not across instances. A session whose
+// handshake stalled (Redis paused) can register late on instance S, after its device
+// gave up, reconnected to B and registered there; S takes the entry, then its stale
+// session closes and, owner-checked, deletes it. B holds the device and must put the
+// entry back: its reverse index shows the loss.
+TEST_F(RegistryCluster, AnEntryALateRegistrationElsewhereTookAndDeletedIsPutBack) {
+  auto b = start("B");
+  device on_b(b.port);
+  identify(on_b, "356307042441013");
+  ASSERT_TRUE(eventually([&] { return owner("356307042441013") == "B"; }));
+  infra::registry::registry_store stale({server.endpoint(), 1000ms, 5000ms, "stale"}, "S");
+  std::string error;
+  ASSERT_TRUE(stale.register_device("356307042441013", error)) << error;
+  ASSERT_TRUE(stale.unregister_device("356307042441013", error)) << error;
+  ASSERT_EQ(owner("356307042441013"), "(nil)");
+  EXPECT_TRUE(eventually([&] { return owner("356307042441013") == "B"; }))
+      << "B still holds the device; its entry must come back within a heartbeat";
+  EXPECT_EQ(redis.command({"SISMEMBER", keys::devices("B"), "356307042441013"}).integer, 1);
+}
+
 TEST_F(RegistryCluster, TheHeartbeatCarriesItsTtlAndIsRefreshed) {
   auto a = start("A");
   ASSERT_TRUE(eventually([&] {

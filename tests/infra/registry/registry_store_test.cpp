@@ -120,6 +120,21 @@ TEST_F(RegistryStore, EvictionStopsOnceTheInstanceHeartbeatsAgain) {
   EXPECT_EQ(owner(imei), "(nil)");
 }
 
+TEST_F(RegistryStore, MissingFromIndexNamesTheDevicesAnotherInstanceTook) {
+  auto a = store("A");
+  auto b = store("B");
+  std::vector<std::string> held;
+  for (int i = 0; i < 1500; ++i) {  // more than one SMISMEMBER call
+    held.push_back(std::to_string(600000000000000 + i));
+    ASSERT_TRUE(a.register_device(held.back(), error)) << error;
+  }
+  ASSERT_TRUE(b.register_device(held[3], error));
+  ASSERT_TRUE(b.register_device(held[1200], error));
+  const auto missing = a.missing_from_index(held, error);
+  ASSERT_TRUE(missing) << error;
+  EXPECT_EQ(*missing, (std::vector<std::string>{held[3], held[1200]}));
+}
+
 TEST_F(RegistryStore, HeartbeatCarriesTheTtlAndReportsAMissingKey) {
   auto a = store("A");
   const auto first = a.heartbeat(90s, error);
