@@ -1,6 +1,8 @@
 #include "actors/registry/registry_actor.hpp"
 
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
@@ -15,6 +17,13 @@ struct registry_state {
   std::unordered_map<std::string, int> held;
   bool repair_owed = false;
   bool down = false;
+
+  [[nodiscard]] std::vector<std::string> held_imeis() const {
+    std::vector<std::string> all;
+    all.reserve(held.size());
+    for (const auto& entry : held) all.push_back(entry.first);
+    return all;
+  }
 };
 
 }  // namespace
@@ -35,9 +44,7 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
   };
   auto repair = [store, state, counters] {
     std::string error;
-    std::vector<std::string> all;
-    all.reserve(state->held.size());
-    for (const auto& entry : state->held) all.push_back(entry.first);
+    const std::vector<std::string> all = state->held_imeis();
     const auto left = store->reassert(all, error);
     if (!left) return false;
     state->repair_owed = false;
@@ -57,9 +64,7 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
   // stale (a session whose device had already moved here), the other instance's
   // unregister then deletes the entry and nothing else would put it back.
   auto check_index = [store, state, failure] {
-    std::vector<std::string> all;
-    all.reserve(state->held.size());
-    for (const auto& entry : state->held) all.push_back(entry.first);
+    const std::vector<std::string> all = state->held_imeis();
     std::string error;
     const auto missing = store->missing_from_index(all, error);
     if (!missing) {
@@ -98,9 +103,7 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
       },
       [store, state](unreg_all_atom) -> std::size_t {
         std::string error;
-        std::vector<std::string> all;
-        all.reserve(state->held.size());
-        for (const auto& entry : state->held) all.push_back(entry.first);
+        const std::vector<std::string> all = state->held_imeis();
         const auto deleted = store->unregister_all(all, error);
         if (!deleted) {
           spdlog::error("registry: unregistering {} devices at shutdown failed: {}", all.size(),
