@@ -16,11 +16,17 @@ class resp_writer {
  public:
   /// Starts a command of `argc` arguments; exactly that many arg() calls follow.
   void begin(std::size_t argc) {
+    if (owed_ != 0) broken_ = true;  // the previous command was short of arguments
     buffer_ += '*';
     number(static_cast<std::int64_t>(argc));
+    owed_ = argc;
     ++commands_;
   }
   void arg(std::string_view a) {
+    if (owed_ == 0)
+      broken_ = true;  // more arguments than announced
+    else
+      --owed_;
     buffer_ += '$';
     number(static_cast<std::int64_t>(a.size()));
     buffer_.append(a);
@@ -32,11 +38,16 @@ class resp_writer {
     arg(std::string_view(digits, static_cast<std::size_t>(end - digits)));
   }
 
+  /// False when a command got more or fewer arguments than begin() announced: the
+  /// bytes would desynchronise the connection and must not be sent.
+  [[nodiscard]] bool complete() const noexcept { return !broken_ && owed_ == 0; }
   [[nodiscard]] const std::string& bytes() const noexcept { return buffer_; }
   [[nodiscard]] std::size_t commands() const noexcept { return commands_; }
   void clear() noexcept {
     buffer_.clear();
     commands_ = 0;
+    owed_ = 0;
+    broken_ = false;
   }
 
  private:
@@ -49,6 +60,8 @@ class resp_writer {
 
   std::string buffer_;
   std::size_t commands_ = 0;
+  std::size_t owed_ = 0;  ///< Arguments the current command still needs.
+  bool broken_ = false;
 };
 
 }  // namespace tgw::infra::redis

@@ -30,13 +30,10 @@ void write_batch_command(redis::resp_writer& out, const std::vector<write_op>& o
   out.arg("tgw_persist_batch");
   out.arg(static_cast<std::int64_t>(1 + 2 * (last - first)));
   out.arg(keys::telemetry_stream);
-  std::string key;
   for (std::size_t i = first; i < last; ++i) {
     const std::string& imei = ops[i].is_packet ? ops[i].packet.imei : ops[i].event.imei;
-    key.assign("journal:").append(imei);
-    out.arg(key);
-    key.assign("device:").append(imei);
-    out.arg(key);
+    out.arg(keys::journal(imei));
+    out.arg(keys::device(imei));
   }
   out.arg(s.instance_id);
   out.arg(static_cast<std::int64_t>(s.journal_maxlen));
@@ -96,6 +93,11 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
   for (std::size_t first = 0; first < ops.size(); first += ops_per_call)
     write_batch_command(encoded_, ops, first, std::min(ops.size(), first + ops_per_call),
                         settings_);
+  if (!encoded_.complete()) {
+    // A miscount would desynchronise the connection for every later call: refuse.
+    for (write_outcome& o : out) o.error = "tgw_persist_batch: argument count mismatch";
+    return out;
+  }
   std::vector<redis::value> replies = conn_.pipeline_encoded(encoded_.bytes(), encoded_.commands());
   if (!replies.empty() && redis::error_is(replies.front(), "ERR Function not found") &&
       load_library(error))

@@ -23,6 +23,24 @@ TEST(RespWriter, WritesArraysOfBulkStrings) {
   EXPECT_EQ(w.commands(), 0U);
 }
 
+TEST(RespWriter, AMiscountedCommandIsNotComplete) {
+  resp_writer w;
+  EXPECT_TRUE(w.complete());
+  w.begin(2);
+  w.arg("GET");
+  EXPECT_FALSE(w.complete()) << "one argument short";
+  w.arg("k");
+  EXPECT_TRUE(w.complete());
+  w.arg("extra");
+  EXPECT_FALSE(w.complete()) << "one argument more than announced";
+  w.clear();
+  w.begin(2);
+  w.arg("GET");
+  w.begin(1);  // the first command was left short
+  w.arg("PING");
+  EXPECT_FALSE(w.complete());
+}
+
 TEST(RespWriter, BinaryArgumentsRoundTripThroughARealServer) {
   test::redis_server server;
   connection redis = server.connect();
