@@ -15,10 +15,20 @@ using frame_atom = caf::atom_constant<caf::atom("frame")>;
 /// (closed_atom, std::string reason): the connection is gone; to the UDP actor, every
 /// UDP device is gone (at shutdown).
 using closed_atom = caf::atom_constant<caf::atom("closed")>;
-/// (persist_atom, packet_job) -> write_outcome: session to telemetry writer.
+/// (persist_atom, packet_job) -> write_outcome: a request to the telemetry writer.
 using persist_atom = caf::atom_constant<caf::atom("persist")>;
-/// (event_atom, journal_event) -> write_outcome.
+/// (event_atom, journal_event) -> write_outcome: a request to the telemetry writer.
 using event_atom = caf::atom_constant<caf::atom("event")>;
+/// (ingest_atom, packet_job): a device session's packet to its telemetry writer, which
+/// answers the sender with (persisted_atom, write_outcome). A session's packets all go
+/// to one writer and the writer answers in arrival order, so the session matches the
+/// answers to its packets first in, first out. Cheaper than a request: no response
+/// handler to allocate and look up for every packet.
+using ingest_atom = caf::atom_constant<caf::atom("ingest")>;
+/// (persisted_atom, write_outcome): the writer's answer to an ingest_atom message.
+using persisted_atom = caf::atom_constant<caf::atom("persisted")>;
+/// (note_atom, journal_event): an event no one waits for; a failure is only logged.
+using note_atom = caf::atom_constant<caf::atom("note")>;
 /// (flush_atom): the writer writes what it has gathered.
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 /// (datagram_atom, std::vector<uint8_t>, udp_reply, std::string peer): a UDP datagram

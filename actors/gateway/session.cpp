@@ -19,6 +19,12 @@ namespace {
 using infra::telemetry::journal_event;
 using infra::telemetry::write_outcome;
 
+/// A packet sent to the writer and not yet answered.
+struct pending_packet {
+  std::uint32_t records = 0;
+  std::chrono::steady_clock::time_point received;
+};
+
 struct session_state {
   explicit session_state(std::size_t command_queue_limit) : commands(command_queue_limit) {}
   std::string imei;
@@ -28,9 +34,10 @@ struct session_state {
   /// before it, and commands can reach the session earlier: the offline queue is
   /// drained as soon as the device is identified, while the 01 waits for the journal.
   bool handshake_answered = false;
-  /// AVL packets persisted or being persisted whose ACK is not yet written: a command
-  /// waits for zero so it never lands between a packet and its ACK.
-  std::size_t avl_awaiting_ack = 0;
+  /// Packets at the writer, oldest first; its answers come in the same order. Their
+  /// ACKs are owed: a command waits for none to be left, so it never lands between a
+  /// packet and its ACK.
+  std::vector<pending_packet> persisting;
   commands::device_commands commands;
   /// A command whose dispatch is journaled but that waits for AVL ACKs to be written.
   std::vector<std::uint8_t> command_frame;
@@ -73,15 +80,13 @@ caf::behavior session(caf::event_based_actor* self,
   counters.sessions_open.fetch_add(1);
   self->attach_functor([counters = config->counters] { counters->sessions_open.fetch_sub(1); });
 
-  // Fire-and-forget journal events: their failure is logged by the writer and must
-  // not hold the device up.
+  // Fire-and-forget journal events: a failure must not hold the device up (the writer
+  // logs a Redis outage).
   auto record_event = [self, config, state](std::string type, int online,
                                             std::vector<std::pair<std::string, std::string>> f) {
     if (!state->identified) return;
     journal_event e{state->imei, std::move(type), online, std::move(f)};
-    self->request(writer_for(*config, state->imei), caf::duration{caf::infinite}, event_atom::value,
-                  std::move(e))
-        .then([](const write_outcome&) {}, [](const caf::error&) {});
+    self->send(writer_for(*config, state->imei), note_atom::value, std::move(e));
   };
 
   auto resolve = [config](commands::resolved_command r) {
@@ -92,7 +97,7 @@ caf::behavior session(caf::event_based_actor* self,
 
   // Writes a journaled command frame unless AVL ACKs are owed, then starts its timer.
   auto write_command = [self, link, config, state, &counters] {
-    if (state->command_frame.empty() || state->avl_awaiting_ack > 0) return;
+    if (state->command_frame.empty() || !state->persisting.empty()) return;
     link->send(std::move(state->command_frame));
     state->command_frame.clear();
     counters.commands_written.fetch_add(1, std::memory_order_relaxed);
@@ -108,7 +113,7 @@ caf::behavior session(caf::event_based_actor* self,
     const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
                            std::chrono::system_clock::now().time_since_epoch())
                            .count();
-    auto entry = state->commands.next(state->avl_awaiting_ack, now_s, expired);
+    auto entry = state->commands.next(state->persisting.size(), now_s, expired);
     for (auto& r : expired) resolve(std::move(r));
     if (!entry) return;
     std::string why;
@@ -178,7 +183,7 @@ caf::behavior session(caf::event_based_actor* self,
             });
   };
 
-  auto on_avl = [self, link, config, state, &counters, write_command, next_command,
+  auto on_avl = [self, link, config, state, &counters,
                  record_event](const std::vector<std::uint8_t>& bytes) {
     counters.frames_avl.fetch_add(1);
     if (!state->identified) {
@@ -204,48 +209,40 @@ caf::behavior session(caf::event_based_actor* self,
       return;
     }
     auto job = infra::telemetry::render_packet(state->imei, packet, bytes);
-    const auto n = static_cast<std::uint32_t>(packet.records.size());
     counters.persist_in_flight.fetch_add(1);
-    ++state->avl_awaiting_ack;
-    const auto received = std::chrono::steady_clock::now();
-    self->request(writer_for(*config, state->imei), caf::duration{caf::infinite},
-                  persist_atom::value, std::move(job))
-        .then(
-            [link, state, n, received, &counters, write_command,
-             next_command](const write_outcome& o) {
-              counters.persist_in_flight.fetch_sub(1);
-              --state->avl_awaiting_ack;
-              if (o.ok) {
-                if (o.duplicate)
-                  counters.packets_duplicate.fetch_add(1);
-                else
-                  counters.records_persisted.fetch_add(n);
-                ++state->packets;
-                state->records += n;
-                const auto ack = codecs::avl_ack(n);
-                link->answer_frame({ack.begin(), ack.end()});
-                counters.acks_sent.fetch_add(1);
-                counters.ack_latency.observe(
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - received)
-                        .count());
-              } else {
-                counters.persist_failures.fetch_add(1);
-                spdlog::debug("device {}: packet not persisted ({}); no ACK", state->imei, o.error);
-                link->frame_done();
-              }
-              write_command();
-              next_command();
-            },
-            [link, state, &counters, write_command, next_command](const caf::error& e) {
-              counters.persist_in_flight.fetch_sub(1);
-              --state->avl_awaiting_ack;
-              counters.persist_failures.fetch_add(1);
-              spdlog::warn("device {}: persist failed ({}); no ACK", state->imei,
-                           caf::to_string(e));
-              link->frame_done();
-              write_command();
-              next_command();
-            });
+    state->persisting.push_back(
+        {static_cast<std::uint32_t>(packet.records.size()), std::chrono::steady_clock::now()});
+    self->send(writer_for(*config, state->imei), ingest_atom::value, std::move(job));
+  };
+
+  // The writer's answer for the oldest packet in flight: ACK it only if it was stored
+  // (or recognised as a resend); otherwise release the frame unanswered, and the
+  // device resends it later.
+  auto on_persisted = [link, state, &counters, write_command,
+                       next_command](const write_outcome& o) {
+    if (state->persisting.empty()) return;  // Cannot happen: one answer per packet.
+    const pending_packet p = state->persisting.front();
+    state->persisting.erase(state->persisting.begin());
+    counters.persist_in_flight.fetch_sub(1);
+    if (o.ok) {
+      if (o.duplicate)
+        counters.packets_duplicate.fetch_add(1);
+      else
+        counters.records_persisted.fetch_add(p.records);
+      ++state->packets;
+      state->records += p.records;
+      const auto ack = codecs::avl_ack(p.records);
+      link->answer_frame({ack.begin(), ack.end()});
+      counters.acks_sent.fetch_add(1);
+      counters.ack_latency.observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - p.received).count());
+    } else {
+      counters.persist_failures.fetch_add(1);
+      spdlog::debug("device {}: packet not persisted ({}); no ACK", state->imei, o.error);
+      link->frame_done();
+    }
+    write_command();
+    next_command();
   };
 
   return {
@@ -281,6 +278,7 @@ caf::behavior session(caf::event_based_actor* self,
             break;
         }
       },
+      [on_persisted](persisted_atom, const write_outcome& o) { on_persisted(o); },
       [state, resolve, next_command](commands::command_atom, infra::commands::command_entry& e) {
         if (auto full = state->commands.enqueue(std::move(e))) {
           spdlog::warn("device {}: command {} refused: write_queue_full", state->imei,
@@ -298,7 +296,12 @@ caf::behavior session(caf::event_based_actor* self,
           next_command();
         }
       },
-      [self, config, state, record_event, resolve](closed_atom, const std::string& reason) {
+      [self, config, state, record_event, resolve, &counters](closed_atom,
+                                                              const std::string& reason) {
+        // Packets still at the writer are written, but no one is left to ACK them: the
+        // device resends them, and the resend is recognised.
+        counters.persist_in_flight.fetch_sub(static_cast<std::int64_t>(state->persisting.size()));
+        state->persisting.clear();
         for (auto& r : state->commands.on_closed()) resolve(std::move(r));
         if (state->identified && config->directory)
           config->directory->detach(state->imei, caf::actor_cast<caf::actor>(self));

@@ -11,9 +11,17 @@ namespace {
 using infra::telemetry::write_op;
 using infra::telemetry::write_outcome;
 
+/// Who hears how one op went: a request's promise, a session that sent ingest_atom
+/// (answered with persisted_atom), or no one (note_atom).
+struct reply_to {
+  caf::typed_response_promise<write_outcome> promise;
+  caf::strong_actor_ptr session;
+  bool is_request = false;
+};
+
 struct writer_state {
   std::vector<write_op> ops;
-  std::vector<caf::typed_response_promise<write_outcome>> promises;
+  std::vector<reply_to> replies;
   bool flush_queued = false;
   bool down = false;
   std::string down_reason;
@@ -59,35 +67,61 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
         state->backoff = std::chrono::milliseconds{100};
       }
     }
-    for (std::size_t i = 0; i < state->promises.size(); ++i)
-      state->promises[i].deliver(std::move(outcomes[i]));
+    for (std::size_t i = 0; i < state->replies.size(); ++i) {
+      auto& to = state->replies[i];
+      if (to.is_request)
+        to.promise.deliver(std::move(outcomes[i]));
+      else if (to.session)
+        to.session->enqueue(nullptr, caf::make_message_id(),
+                            caf::make_message(persisted_atom::value, std::move(outcomes[i])),
+                            nullptr);
+    }
     state->ops.clear();
-    state->promises.clear();
+    state->replies.clear();
   };
-  auto enqueue = [self, config, state, flush](write_op op) {
+  auto enqueue = [self, config, state, flush](write_op op, reply_to to) {
     state->ops.push_back(std::move(op));
-    auto promise = self->make_response_promise<write_outcome>();
-    state->promises.push_back(promise);
+    state->replies.push_back(std::move(to));
     if (state->ops.size() >= config.max_batch) {
       flush();
     } else if (!state->flush_queued) {
       state->flush_queued = true;
       self->send(self, flush_atom::value);
     }
-    return promise;
+  };
+  auto packet_op = [](infra::telemetry::packet_job& job) {
+    write_op op;
+    op.packet = std::move(job);
+    op.is_packet = true;
+    return op;
+  };
+  auto event_op = [](infra::telemetry::journal_event& event) {
+    write_op op;
+    op.event = std::move(event);
+    op.is_packet = false;
+    return op;
+  };
+  auto request = [self] {
+    return reply_to{self->make_response_promise<write_outcome>(), nullptr, true};
   };
   return {
-      [enqueue](persist_atom, infra::telemetry::packet_job& job) {
-        write_op op;
-        op.packet = std::move(job);
-        op.is_packet = true;
-        return enqueue(std::move(op));
+      [enqueue, packet_op, request](persist_atom, infra::telemetry::packet_job& job) {
+        auto to = request();
+        auto promise = to.promise;
+        enqueue(packet_op(job), std::move(to));
+        return promise;
       },
-      [enqueue](event_atom, infra::telemetry::journal_event& event) {
-        write_op op;
-        op.event = std::move(event);
-        op.is_packet = false;
-        return enqueue(std::move(op));
+      [enqueue, event_op, request](event_atom, infra::telemetry::journal_event& event) {
+        auto to = request();
+        auto promise = to.promise;
+        enqueue(event_op(event), std::move(to));
+        return promise;
+      },
+      [self, enqueue, packet_op](ingest_atom, infra::telemetry::packet_job& job) {
+        enqueue(packet_op(job), reply_to{{}, self->current_sender(), false});
+      },
+      [enqueue, event_op](note_atom, infra::telemetry::journal_event& event) {
+        enqueue(event_op(event), reply_to{});
       },
       [flush](flush_atom) { flush(); },
   };

@@ -9,6 +9,13 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- Whether timestamp string x (decimal ms, no sign or leading zeros) is later than y.
+-- Compared as text: tonumber would run strtod twice per record.
+local function later(x, y)
+  if #x ~= #y then return #x > #y end
+  return x > y
+end
+
 -- Persists one packet. `a` is the ARGV table and `o` the index of the packet's first
 -- argument (imei); returns the number of records stored, or -1 for a resend.
 -- ARGV from o: imei fingerprint n_records, then per record: ts priority lon lat alt
@@ -41,7 +48,7 @@ local function persist_one(ctx, journal, device, a, o)
     end
     if first_ts == nil then first_ts = ts end
     last_ts = ts
-    if newest == nil or (n > 1 and tonumber(ts) > tonumber(a[newest + 1])) then newest = r end
+    if newest == nil or later(ts, a[newest + 1]) then newest = r end
   end
   redis.call('XADD', journal, 'MAXLEN', '~', ctx.journal_maxlen, '*', 'type', 'records_accepted',
              'at_ms', ctx.now, 'instance', ctx.instance, 'fingerprint', fp, 'records', count,

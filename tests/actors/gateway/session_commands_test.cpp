@@ -30,18 +30,20 @@ using release_atom = caf::atom_constant<caf::atom("release")>;
 
 constexpr const char* device_imei = "356307042441013";
 
+// Answers events at once and holds packets until (release_atom).
 caf::behavior fake_writer(caf::event_based_actor* self) {
-  auto pending = std::make_shared<std::vector<caf::typed_response_promise<write_outcome>>>();
+  auto pending = std::make_shared<std::vector<caf::actor>>();
   return {
-      [self, pending](persist_atom, packet_job&) {
-        pending->push_back(self->make_response_promise<write_outcome>());
-        return pending->back();
+      [self, pending](ingest_atom, packet_job&) {
+        pending->push_back(caf::actor_cast<caf::actor>(self->current_sender()));
       },
       [](event_atom, journal_event&) {
         return write_outcome{true, false, 0, ""};
       },
-      [pending](release_atom) {
-        for (auto& p : *pending) p.deliver(write_outcome{true, false, 1, ""});
+      [](note_atom, journal_event&) {},
+      [self, pending](release_atom) {
+        for (auto& session : *pending)
+          self->send(session, persisted_atom::value, write_outcome{true, false, 1, ""});
         pending->clear();
       },
   };
@@ -215,6 +217,7 @@ caf::behavior slow_event_writer(caf::event_based_actor* self) {
         pending->push_back(self->make_response_promise<write_outcome>());
         return pending->back();
       },
+      [](note_atom, journal_event&) {},
       [pending](release_atom) {
         for (auto& p : *pending) p.deliver(write_outcome{true, false, 0, ""});
         pending->clear();

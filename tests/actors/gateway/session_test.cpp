@@ -31,23 +31,36 @@ struct writer_log {
   std::vector<journal_event> events;
 };
 
-// Holds every request until (release_atom, ok) answers them all.
+// A packet or an identified event waiting for (release_atom, ok): a packet's session
+// is answered with persisted_atom, a request through its promise.
+struct held_write {
+  caf::actor session;
+  caf::typed_response_promise<write_outcome> promise;
+};
+
+// Holds every packet and every awaited event until (release_atom, ok) answers them
+// all, in arrival order as the real writer does.
 caf::behavior fake_writer(caf::event_based_actor* self, std::shared_ptr<writer_log> log) {
-  auto pending = std::make_shared<std::vector<caf::typed_response_promise<write_outcome>>>();
+  auto pending = std::make_shared<std::vector<held_write>>();
   return {
-      [self, log, pending](persist_atom, packet_job& job) {
+      [self, log, pending](ingest_atom, packet_job& job) {
         log->packets.push_back(job);
-        pending->push_back(self->make_response_promise<write_outcome>());
-        return pending->back();
+        pending->push_back({caf::actor_cast<caf::actor>(self->current_sender()), {}});
       },
       [self, log, pending](event_atom, journal_event& e) {
         log->events.push_back(e);
-        pending->push_back(self->make_response_promise<write_outcome>());
-        return pending->back();
+        pending->push_back({nullptr, self->make_response_promise<write_outcome>()});
+        return pending->back().promise;
       },
-      [pending](release_atom, bool ok) {
-        for (auto& p : *pending)
-          p.deliver(write_outcome{ok, false, ok ? 1 : 0, ok ? "" : "IO down"});
+      [log](note_atom, journal_event& e) { log->events.push_back(e); },
+      [self, pending](release_atom, bool ok) {
+        for (auto& p : *pending) {
+          write_outcome o{ok, false, ok ? 1 : 0, ok ? "" : "IO down"};
+          if (p.session)
+            self->send(p.session, persisted_atom::value, std::move(o));
+          else
+            p.promise.deliver(std::move(o));
+        }
         pending->clear();
       },
   };

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "tests/support/redis_server.hpp"
 
 namespace tgw::infra::telemetry {
@@ -78,6 +80,32 @@ TEST_F(TelemetryStore, ABatchLargerThanOneCallKeepsEveryOutcomeInOrder) {
   const auto journal = redis.command({"XRANGE", keys::journal("356307040000000"), "-", "+"});
   ASSERT_EQ(journal.elements.size(), 3u);
   EXPECT_EQ(journal.elements[2].elements[1].elements[1].text, "packet_resent");
+}
+
+// The projection's position is the newest record's, wherever it sits in the packet,
+// and "newest" is by value even where timestamps differ in length (999 < 1000).
+TEST_F(TelemetryStore, TheProjectionTakesTheNewestRecordWhateverItsPlace) {
+  auto s = store();
+  std::string error;
+  ASSERT_TRUE(s.load_library(error)) << error;
+  write_op op = packet_op("356307040000001", "fp-a", 0, 0);
+  for (const int ts : {999, 1000, 998, 10, 1000}) {
+    record_fields r = sample_record(ts);
+    r[2] = "lon-" + std::to_string(op.packet.records.size());
+    op.packet.records.push_back(r);
+  }
+  const auto outcomes = s.write_batch({op});
+  ASSERT_TRUE(outcomes.at(0).ok) << outcomes.at(0).error;
+  EXPECT_EQ(device_field("356307040000001", "last_ts"), "1000");
+  EXPECT_EQ(device_field("356307040000001", "lon"), "lon-1");  // the first of the two 1000s
+  const auto journal = redis.command({"XRANGE", keys::journal("356307040000001"), "-", "+"});
+  ASSERT_EQ(journal.elements.size(), 1u);
+  const auto& fields = journal.elements[0].elements[1].elements;
+  std::map<std::string, std::string> event;
+  for (std::size_t i = 0; i + 1 < fields.size(); i += 2) event[fields[i].text] = fields[i + 1].text;
+  EXPECT_EQ(event["first_ts"], "999");
+  EXPECT_EQ(event["last_ts"], "1000");
+  EXPECT_EQ(event["pos_ts"], "1000");
 }
 
 TEST_F(TelemetryStore, RedisDownFailsEveryOpWithAnIoErrorAndRecovers) {
