@@ -223,8 +223,8 @@ int run_gateway(const infra::serve_options& o) {
     spdlog::info("recording device connections into {}", o.capture_dir);
   }
 
-  infra::net::asio::io_context io;
-  auto guard = infra::net::asio::make_work_guard(io);
+  // One io_context per io thread: connections are spread over them and need no strand.
+  infra::net::io_pool io(static_cast<std::size_t>(io_threads));
   std::unique_ptr<infra::net::tcp_server> server;
   try {
     infra::net::connection_limits limits;
@@ -255,7 +255,8 @@ int run_gateway(const infra::serve_options& o) {
   std::unique_ptr<infra::net::udp_server> udp;
   try {
     udp = std::make_unique<infra::net::udp_server>(
-        io, infra::net::udp::endpoint{infra::net::asio::ip::make_address(o.bind), server->port()},
+        io.front(),
+        infra::net::udp::endpoint{infra::net::asio::ip::make_address(o.bind), server->port()},
         [udp_actor](std::vector<std::uint8_t> datagram, infra::net::udp_reply reply,
                     std::string peer) {
           caf::anon_send(udp_actor, datagram_atom::value, std::move(datagram), std::move(reply),
@@ -296,9 +297,7 @@ int run_gateway(const infra::serve_options& o) {
 
   server->start();
   udp->start();
-  std::vector<std::thread> io_pool;
-  io_pool.reserve(static_cast<std::size_t>(io_threads));
-  for (int i = 0; i < io_threads; ++i) io_pool.emplace_back([&io] { io.run(); });
+  io.start();
   spdlog::info(
       "instance {} listening on {}:{} tcp+udp ({} io threads, {} actor threads, {} writers){}",
       instance, o.bind, server->port(), io_threads, actor_threads, shards,
@@ -348,9 +347,8 @@ int run_gateway(const infra::serve_options& o) {
   std::this_thread::sleep_for(100ms);
   for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(udp_actor, caf::exit_reason::user_shutdown);
-  guard.reset();
   io.stop();
-  for (auto& t : io_pool) t.join();
+  io.join();
   system.await_all_actors_done();
   spdlog::info("instance {} stopped", instance);
   return 0;

@@ -15,10 +15,12 @@ struct writer_config {
   std::chrono::milliseconds max_backoff{5000};
 };
 
-/// One shard of the telemetry writer. It gathers every persist and event request that
-/// is in its mailbox, writes them in one pipelined round trip, then answers each.
+/// One shard of the telemetry writer. It gathers every write that is in its mailbox
+/// (requests, a session's ingest messages, plain events), writes them in one
+/// pipelined round trip, then answers each: a request through its promise, an ingest
+/// message with (persisted_atom, outcome) to its sender, in arrival order.
 /// Batching costs no timer: the flush message it sends itself queues behind whatever
-/// requests already arrived. While Redis is down it answers at once with the error
+/// writes already arrived. While Redis is down it answers at once with the error
 /// (so no device is ACKed) and retries the connection with exponential backoff,
 /// logging the outage once. Spawn it detached: the store blocks.
 caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config& config,

@@ -10,7 +10,7 @@
 namespace tgw::infra::net {
 
 /// The session layer's handle on one device connection. Every call is safe from any
-/// thread: it posts to the connection's strand, so an actor never touches the socket.
+/// thread: it posts to the connection's io thread, so an actor never touches the socket.
 class device_link {
  public:
   virtual ~device_link() = default;
@@ -24,7 +24,7 @@ class device_link {
   virtual void frame_done() = 0;
   /// Writes the reply to one delivered AVL frame (its ACK) and marks the frame
   /// finished. The same as send() then frame_done(), which is what this default does;
-  /// a socket does both in one hop to its strand, since this runs once per packet.
+  /// a socket does both in one hop to its io thread, since this runs once per packet.
   virtual void answer_frame(std::vector<std::uint8_t> reply) {
     send(std::move(reply));
     frame_done();
@@ -34,7 +34,7 @@ class device_link {
 };
 
 /// What a connection delivers to the session layer. Implemented on the actors' side;
-/// called on the connection's strand, so implementations only post messages.
+/// called on the connection's io thread, so implementations only post messages.
 class connection_listener {
  public:
   virtual ~connection_listener() = default;

@@ -7,6 +7,15 @@
 namespace tgw::infra::net {
 namespace {
 
+// A connection's socket and timer run on one io_context of the pool, whose single
+// thread serializes them; the concrete executor type spares every operation the
+// type-erased executor's dispatch.
+using executor_type = asio::io_context::executor_type;
+using connection_socket = tcp::socket::rebind_executor<executor_type>::other;
+using connection_timer =
+    asio::basic_waitable_timer<std::chrono::steady_clock,
+                               asio::wait_traits<std::chrono::steady_clock>, executor_type>;
+
 capture::ip_endpoint to_capture(const tcp::endpoint& e) {
   capture::ip_endpoint out;
   out.port = e.port();
@@ -32,12 +41,12 @@ capture::ip_endpoint to_capture(const tcp::endpoint& e) {
 class tcp_connection final : public device_link,
                              public std::enable_shared_from_this<tcp_connection> {
  public:
-  tcp_connection(tcp_server& server, tcp::socket socket, const connection_limits& limits)
+  tcp_connection(tcp_server& server, connection_socket socket, const connection_limits& limits)
       : server_(server),
         alive_(server.alive_),
         socket_(std::move(socket)),
-        strand_(asio::make_strand(server.io_)),
-        timer_(strand_),
+        executor_(socket_.get_executor()),
+        timer_(executor_),
         framer_(limits.max_frame_size, true),
         limits_(limits),
         capture_(server.capture_) {
@@ -58,7 +67,7 @@ class tcp_connection final : public device_link,
   }
 
   void start(std::unique_ptr<connection_listener> listener) {
-    asio::post(strand_, [self = shared_from_this(), l = std::move(listener)]() mutable {
+    asio::post(executor_, [self = shared_from_this(), l = std::move(listener)]() mutable {
       self->listener_ = std::move(l);
       self->deadline_ = std::chrono::steady_clock::now() + self->limits_.handshake_timeout;
       self->arm_timer();
@@ -67,7 +76,7 @@ class tcp_connection final : public device_link,
   }
 
   void send(std::vector<std::uint8_t> bytes) override {
-    asio::post(strand_, [self = shared_from_this(), b = std::move(bytes)]() mutable {
+    asio::post(executor_, [self = shared_from_this(), b = std::move(bytes)]() mutable {
       if (self->closed_) return;
       if (self->capture_) self->capture_->data(self->capture_id_, false, b);
       self->writes_.push_back(std::move(b));
@@ -76,7 +85,7 @@ class tcp_connection final : public device_link,
   }
 
   void close(std::string reason) override {
-    asio::post(strand_, [self = shared_from_this(), r = std::move(reason)]() mutable {
+    asio::post(executor_, [self = shared_from_this(), r = std::move(reason)]() mutable {
       if (self->closed_) return;
       if (self->writing_) {
         self->close_after_writes_ = std::move(r);
@@ -87,11 +96,11 @@ class tcp_connection final : public device_link,
   }
 
   void frame_done() override {
-    asio::post(strand_, [self = shared_from_this()] { self->finish_frame(); });
+    asio::post(executor_, [self = shared_from_this()] { self->finish_frame(); });
   }
 
   void answer_frame(std::vector<std::uint8_t> reply) override {
-    asio::post(strand_, [self = shared_from_this(), b = std::move(reply)]() mutable {
+    asio::post(executor_, [self = shared_from_this(), b = std::move(reply)]() mutable {
       if (!self->closed_) {
         if (self->capture_) self->capture_->data(self->capture_id_, false, b);
         self->writes_.push_back(std::move(b));
@@ -103,9 +112,9 @@ class tcp_connection final : public device_link,
 
   [[nodiscard]] const std::string& peer() const override { return peer_; }
 
-  /// From any thread: close on the strand.
+  /// From any thread: close on the connection's thread.
   void abort(const std::string& reason) {
-    asio::post(strand_, [self = shared_from_this(), reason] { self->shutdown(reason); });
+    asio::post(executor_, [self = shared_from_this(), reason] { self->shutdown(reason); });
   }
 
  private:
@@ -122,16 +131,14 @@ class tcp_connection final : public device_link,
     if (unread_) {
       // The socket is edge-triggered: bytes already there announce themselves no
       // more, so read them rather than wait. Posted, so other connections get a turn.
-      asio::post(strand_, [self = shared_from_this()] {
+      asio::post(executor_, [self = shared_from_this()] {
         self->reading_ = false;
         if (!self->closed_) self->read_available();
       });
       return;
     }
     socket_.async_wait(
-        tcp::socket::wait_read,
-        asio::bind_executor(strand_, [self =
-                                          shared_from_this()](const boost::system::error_code& ec) {
+        tcp::socket::wait_read, [self = shared_from_this()](const boost::system::error_code& ec) {
           self->reading_ = false;
           if (ec) {
             self->shutdown(ec == asio::error::operation_aborted ? "closed"
@@ -139,7 +146,7 @@ class tcp_connection final : public device_link,
             return;
           }
           self->read_available();
-        }));
+        });
   }
 
   void read_available() {
@@ -192,26 +199,25 @@ class tcp_connection final : public device_link,
     writing_ = true;
     asio::async_write(
         socket_, asio::buffer(writes_.front()),
-        asio::bind_executor(
-            strand_, [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-              self->writing_ = false;
-              if (self->closed_) {
-                // The connection was shut down while this write was in flight; its buffer
-                // had to live until now.
-                self->writes_.clear();
-                return;
-              }
-              if (ec) {
-                self->shutdown("write failed: " + ec.message());
-                return;
-              }
-              self->writes_.pop_front();
-              if (!self->writes_.empty()) {
-                self->write_next();
-              } else if (!self->close_after_writes_.empty()) {
-                self->shutdown(self->close_after_writes_);
-              }
-            }));
+        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+          self->writing_ = false;
+          if (self->closed_) {
+            // The connection was shut down while this write was in flight; its buffer
+            // had to live until now.
+            self->writes_.clear();
+            return;
+          }
+          if (ec) {
+            self->shutdown("write failed: " + ec.message());
+            return;
+          }
+          self->writes_.pop_front();
+          if (!self->writes_.empty()) {
+            self->write_next();
+          } else if (!self->close_after_writes_.empty()) {
+            self->shutdown(self->close_after_writes_);
+          }
+        });
   }
 
   // One timer serves both deadlines. It is not re-armed on every read: when it fires
@@ -253,9 +259,9 @@ class tcp_connection final : public device_link,
 
   tcp_server& server_;
   std::shared_ptr<bool> alive_;
-  tcp::socket socket_;
-  asio::strand<asio::io_context::executor_type> strand_;
-  asio::steady_timer timer_;
+  connection_socket socket_;
+  executor_type executor_;
+  connection_timer timer_;
   codecs::tcp_framer framer_;
   const connection_limits limits_;
   std::shared_ptr<capture::capture_recorder> capture_;
@@ -274,11 +280,11 @@ class tcp_connection final : public device_link,
   bool closed_ = false;
 };
 
-tcp_server::tcp_server(asio::io_context& io, const tcp::endpoint& where, connection_limits limits,
+tcp_server::tcp_server(io_pool& pool, const tcp::endpoint& where, connection_limits limits,
                        listener_factory make_listener,
                        std::shared_ptr<capture::capture_recorder> capture)
-    : io_(io),
-      acceptor_(asio::make_strand(io)),
+    : pool_(pool),
+      acceptor_(asio::make_strand(pool.front())),
       limits_(limits),
       make_listener_(std::move(make_listener)),
       capture_(std::move(capture)) {
@@ -317,27 +323,27 @@ void tcp_server::forget(tcp_connection* c) {
 }
 
 void tcp_server::accept_next() {
-  acceptor_.async_accept(
-      asio::make_strand(io_), [this](const boost::system::error_code& ec, tcp::socket socket) {
-        if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-        if (!ec) {
-          if (static_cast<std::size_t>(counters_.open.load()) >= limits_.max_connections) {
-            counters_.refused_over_limit.fetch_add(1);
-            boost::system::error_code ignored;
-            socket.close(ignored);
-          } else {
-            counters_.accepted.fetch_add(1);
-            auto c = std::make_shared<tcp_connection>(*this, std::move(socket), limits_);
-            {
-              std::lock_guard lock(mutex_);
-              live_.insert(c.get());
-              counters_.open.fetch_add(1);
-            }
-            c->start(make_listener_(c));
-          }
+  acceptor_.async_accept(pool_.next().get_executor(), [this](const boost::system::error_code& ec,
+                                                             connection_socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+    if (!ec) {
+      if (static_cast<std::size_t>(counters_.open.load()) >= limits_.max_connections) {
+        counters_.refused_over_limit.fetch_add(1);
+        boost::system::error_code ignored;
+        socket.close(ignored);
+      } else {
+        counters_.accepted.fetch_add(1);
+        auto c = std::make_shared<tcp_connection>(*this, std::move(socket), limits_);
+        {
+          std::lock_guard lock(mutex_);
+          live_.insert(c.get());
+          counters_.open.fetch_add(1);
         }
-        accept_next();
-      });
+        c->start(make_listener_(c));
+      }
+    }
+    accept_next();
+  });
 }
 
 }  // namespace tgw::infra::net

@@ -12,6 +12,7 @@
 
 #include "infra/net/asio.hpp"
 #include "infra/net/device_link.hpp"
+#include "infra/net/io_pool.hpp"
 
 namespace tgw::infra::capture {
 class capture_recorder;
@@ -44,14 +45,14 @@ using listener_factory =
 
 class tcp_connection;
 
-/// Accepts device connections and runs each on its own strand: reads feed the codec
-/// framer, complete frames go to the connection's listener, and writes come back
-/// through device_link. Sockets are only ever touched on their strand.
+/// Accepts device connections and spreads them over the io_pool's contexts: reads feed
+/// the codec framer, complete frames go to the connection's listener, and writes come
+/// back through device_link. A socket is only ever touched by its context's thread.
 class tcp_server {
  public:
   /// With `capture`, every connection's bytes in both directions are also handed to
   /// it; without, the data path pays one null-pointer check.
-  tcp_server(asio::io_context& io, const tcp::endpoint& where, connection_limits limits,
+  tcp_server(io_pool& pool, const tcp::endpoint& where, connection_limits limits,
              listener_factory make_listener,
              std::shared_ptr<capture::capture_recorder> capture = nullptr);
   ~tcp_server();
@@ -70,7 +71,7 @@ class tcp_server {
   void accept_next();
   void forget(tcp_connection* c);
 
-  asio::io_context& io_;
+  io_pool& pool_;
   tcp::acceptor acceptor_;
   connection_limits limits_;
   listener_factory make_listener_;

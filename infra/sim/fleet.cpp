@@ -1,5 +1,6 @@
 #include "infra/sim/fleet.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -51,9 +52,20 @@ std::string ensure_file_limit(std::size_t devices) {
       limit.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(limit.rlim_max));
 }
 
+namespace {
+
+std::vector<std::unique_ptr<net::asio::io_context>> make_io_contexts(std::size_t threads) {
+  std::vector<std::unique_ptr<net::asio::io_context>> ios;
+  for (std::size_t t = 0; t < std::max<std::size_t>(threads, 1); ++t)
+    ios.push_back(std::make_unique<net::asio::io_context>(1));
+  return ios;
+}
+
+}  // namespace
+
 fleet::fleet(fleet_options options)
-    : io_(static_cast<int>(options.io_threads)),
-      strand_(net::asio::make_strand(io_)),
+    : ios_(make_io_contexts(options.io_threads)),
+      strand_(net::asio::make_strand(*ios_.front())),
       duration_timer_(strand_),
       options_(std::move(options)),
       generator_(options_.codec, options_.records_per_packet, options_.io_per_record) {
@@ -80,10 +92,10 @@ void fleet::start() {
   net::tcp::endpoint tcp_target;
   net::udp::endpoint udp_target;
   if (options_.transport == transport_kind::tcp) {
-    net::tcp::resolver resolver(io_);
+    net::tcp::resolver resolver(*ios_.front());
     tcp_target = *resolver.resolve(options_.target_host, port).begin();
   } else {
-    net::udp::resolver resolver(io_);
+    net::udp::resolver resolver(*ios_.front());
     udp_target = *resolver.resolve(options_.target_host, port).begin();
   }
   const net::asio::ip::address target_address =
@@ -106,7 +118,7 @@ void fleet::start() {
     codecs::imei id;
     // validate() keeps base + count within 15 digits, so the parse cannot fail.
     (void)codecs::imei::parse(std::to_string(options_.imei_base + i), id);
-    devices_.push_back(std::make_unique<simulated_device>(io_, *env_, i, id));
+    devices_.push_back(std::make_unique<simulated_device>(*ios_[i % ios_.size()], *env_, i, id));
   }
   started_at_ = std::chrono::steady_clock::now();
   last_sample_at_ = started_at_;
@@ -117,13 +129,14 @@ void fleet::start() {
 
   spdlog::info("simulate: {} devices towards {}:{} on {} io thread(s)", options_.count,
                options_.target_host, options_.target_port, options_.io_threads);
-  // The devices' first handlers are queued, so io_.run() has work until they finish.
-  threads_.reserve(options_.io_threads);
-  for (std::size_t t = 0; t < options_.io_threads; ++t) {
-    threads_.emplace_back([this] {
+  // The devices' first handlers are queued, so each run() has work until its devices
+  // finish.
+  threads_.reserve(ios_.size());
+  for (const auto& io : ios_) {
+    threads_.emplace_back([io = io.get()] {
       for (;;) {
         try {
-          io_.run();
+          io->run();
           return;
         } catch (const std::exception& e) {
           spdlog::error("simulate: io thread: {}", e.what());
@@ -166,7 +179,7 @@ void fleet::stop() {
 
 void fleet::device_finished() {
   if (remaining_.fetch_sub(1) != 1) return;
-  // The last device is done: nothing may keep io_.run() busy any longer.
+  // The last device is done: nothing may keep an io thread busy any longer.
   net::asio::post(strand_, [this] { duration_timer_.cancel(); });
   {
     const std::lock_guard lock(mutex_);

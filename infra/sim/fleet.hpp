@@ -39,7 +39,8 @@ struct fleet_progress {
 /// need it. An empty string when there are enough files, else what to tell the user.
 [[nodiscard]] std::string ensure_file_limit(std::size_t devices);
 
-/// A fleet of simulated devices on a few io threads: device i connects at
+/// A fleet of simulated devices on a few io threads (device i on thread i mod threads),
+/// each running its own io_context: device i connects at
 /// ramp_up * i / count, the fleet stops after `duration` (if set), when every device
 /// is done (rejected, out of packets, or given up), or on stop().
 class fleet {
@@ -78,8 +79,10 @@ class fleet {
   void arm_duration();
   void warn_about_packet_size();
 
-  // Declared first so it is destroyed last: devices hold its executors.
-  net::asio::io_context io_;
+  // Declared first so they are destroyed last: devices hold their executors. One
+  // io_context per io thread, each run by that thread alone: a device never needs a
+  // strand, and a post or a timer takes no lock another thread contends for.
+  std::vector<std::unique_ptr<net::asio::io_context>> ios_;
   net::asio::strand<net::asio::io_context::executor_type> strand_;
   net::asio::steady_timer duration_timer_;
   fleet_options options_;

@@ -51,11 +51,11 @@ void expand_reply(std::string_view pattern, std::string_view command, std::strin
 simulated_device::simulated_device(net::asio::io_context& io, const device_environment& env,
                                    std::size_t index, const codecs::imei& id)
     : env_(env),
-      strand_(net::asio::make_strand(io)),
-      tcp_(strand_),
-      udp_(strand_),
-      timer_(strand_),
-      reply_timer_(strand_),
+      executor_(io.get_executor()),
+      tcp_(executor_),
+      udp_(executor_),
+      timer_(executor_),
+      reply_timer_(executor_),
       index_(static_cast<std::uint32_t>(index)),
       imei_(id) {
   const std::uint64_t seed = env.options.seed;
@@ -64,13 +64,13 @@ simulated_device::simulated_device(net::asio::io_context& io, const device_envir
 }
 
 void simulated_device::start(milliseconds delay) {
-  net::asio::post(strand_, [this, delay] {
+  net::asio::post(executor_, [this, delay] {
     if (phase_ == phase::idle) arm_timer(timer_purpose::connect, delay);
   });
 }
 
 void simulated_device::stop() {
-  net::asio::post(strand_, [this] { finish(); });
+  net::asio::post(executor_, [this] { finish(); });
 }
 
 // --- timers -----------------------------------------------------------------------

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "infra/net/asio.hpp"
+
+namespace tgw::infra::net {
+
+/// A few io_contexts, each run by one thread of its own. Whatever lives on one of them
+/// is touched by that thread alone, so a connection needs no strand: its handlers, its
+/// timer and the posts to it are serialized by construction, and the io_context takes
+/// the single-threaded fast paths (concurrency hint 1).
+class io_pool {
+ public:
+  explicit io_pool(std::size_t threads) {
+    for (std::size_t i = 0; i < std::max<std::size_t>(threads, 1); ++i) {
+      contexts_.push_back(std::make_unique<asio::io_context>(1));
+      guards_.emplace_back(asio::make_work_guard(*contexts_.back()));
+    }
+  }
+  io_pool(const io_pool&) = delete;
+  io_pool& operator=(const io_pool&) = delete;
+  ~io_pool() {
+    stop();
+    join();
+  }
+
+  /// The first context: listeners and other single objects live here.
+  [[nodiscard]] asio::io_context& front() noexcept { return *contexts_.front(); }
+  /// The next context in turn, for spreading connections. Thread-safe.
+  [[nodiscard]] asio::io_context& next() noexcept {
+    return *contexts_[next_.fetch_add(1, std::memory_order_relaxed) % contexts_.size()];
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return contexts_.size(); }
+
+  /// Starts one thread per context.
+  void start() {
+    for (auto& c : contexts_) threads_.emplace_back([io = c.get()] { io->run(); });
+  }
+  /// Stops every context: their run() returns as soon as the current handler ends.
+  void stop() {
+    guards_.clear();
+    for (auto& c : contexts_) c->stop();
+  }
+  void join() {
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+    threads_.clear();
+  }
+
+ private:
+  using guard = asio::executor_work_guard<asio::io_context::executor_type>;
+  std::vector<std::unique_ptr<asio::io_context>> contexts_;
+  std::vector<guard> guards_;
+  std::vector<std::thread> threads_;
+  std::atomic<std::size_t> next_{0};
+};
+
+}  // namespace tgw::infra::net
