@@ -197,6 +197,24 @@ TEST_F(Gateway, AcksTheRecordCountAfterStoringEveryField) {
   EXPECT_EQ(f["io"], R"({"239":1,"66":12345,"16":987654})");
 }
 
+// Connections are spread over the io threads, one io_context each; devices on every
+// thread get their ACKs, and a device's packets stay in order on its thread.
+TEST_F(Gateway, DevicesSpreadOverSeveralIoThreadsAreAllServed) {
+  start({"--io-threads", "3", "--actor-threads", "2", "--writer-shards", "2"});
+  std::vector<std::unique_ptr<device>> devices;
+  for (int i = 0; i < 7; ++i) {
+    devices.push_back(std::make_unique<device>(port));
+    devices.back()->send(handshake(std::to_string(356307042441100 + i).c_str()));
+    ASSERT_EQ(devices.back()->receive(1), bytes{0x01}) << i;
+  }
+  for (std::uint64_t round = 0; round < 3; ++round)
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      devices[i]->send(packet(2, 1'700'000'000'000 + 10'000 * round));
+      EXPECT_EQ(devices[i]->receive(4), ack(2)) << "device " << i << ", round " << round;
+    }
+  EXPECT_EQ(stream_length(), 7 * 3 * 2);
+}
+
 TEST_F(Gateway, FramesSplitAnywhereOrMergedAreHandledAlike) {
   start();
   device d(port);
