@@ -28,6 +28,7 @@ struct simulate_settings {
   std::string transport = "tcp";
   std::string target = "127.0.0.1:5027";
   std::string send_interval = "1s";
+  std::string send_period = "0s";
   std::string ramp_up = "0s";
   std::string duration = "0s";
   std::string ack_timeout = "5s";
@@ -66,6 +67,7 @@ std::string complete_options(simulate_settings& s) {
   o.transport = s.transport == "udp" ? sim::transport_kind::udp : sim::transport_kind::tcp;
   if (!sim::parse_target(s.target, o.target_host, o.target_port)) return "bad --target";
   o.send_interval = *sim::parse_duration(s.send_interval);
+  o.send_period = *sim::parse_duration(s.send_period);
   o.ramp_up = *sim::parse_duration(s.ramp_up);
   o.duration = *sim::parse_duration(s.duration);
   o.ack_timeout = *sim::parse_duration(s.ack_timeout);
@@ -189,9 +191,18 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
       ->envname("TGW_SIM_IO_PER_RECORD")
       ->check(CLI::Range(std::size_t{0}, sim::max_io_per_record))
       ->capture_default_str();
-  cmd->add_option("--send-interval", s->send_interval, "Pause between an ACK and the next packet")
-      ->envname("TGW_SIM_SEND_INTERVAL")
+  auto* interval = cmd->add_option("--send-interval", s->send_interval,
+                                   "Pause between an ACK and the next packet")
+                       ->envname("TGW_SIM_SEND_INTERVAL")
+                       ->check(duration_text())
+                       ->capture_default_str();
+  cmd->add_option("--send-period", s->send_period,
+                  "Send on a fixed schedule instead, as a tracker's send period: the next packet "
+                  "is due this long after the previous one went out, or at once if its ACK came "
+                  "later (0s: off)")
+      ->envname("TGW_SIM_SEND_PERIOD")
       ->check(duration_text())
+      ->excludes(interval)
       ->capture_default_str();
   cmd->add_option("--ramp-up", s->ramp_up, "Spread the devices' first connections over this time")
       ->envname("TGW_SIM_RAMP_UP")

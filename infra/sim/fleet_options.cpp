@@ -91,4 +91,13 @@ std::optional<codecs::codec_id> parse_avl_codec(std::string_view text) {
   return std::nullopt;
 }
 
+std::chrono::milliseconds next_packet_delay(const fleet_options& options,
+                                            std::chrono::steady_clock::time_point first_sent,
+                                            std::chrono::steady_clock::time_point acked) {
+  if (options.send_period.count() <= 0) return options.send_interval;
+  const auto due = first_sent + options.send_period;
+  if (due <= acked) return std::chrono::milliseconds{0};
+  return std::chrono::ceil<std::chrono::milliseconds>(due - acked);
+}
+
 }  // namespace tgw::infra::sim

@@ -22,6 +22,11 @@ struct fleet_options {
   std::size_t io_per_record = 8;
   /// Pause between an ACK and the next packet.
   std::chrono::milliseconds send_interval{1000};
+  /// When not zero, replaces send_interval with a fixed schedule, as a tracker's send
+  /// period: the next packet is due this long after the previous one first went out,
+  /// or at once if its ACK came later. A fleet then offers count / period packets a
+  /// second whatever the ACK latency, as long as it stays under the period.
+  std::chrono::milliseconds send_period{0};
   /// Device i starts ramp_up * i / count after the fleet starts.
   std::chrono::milliseconds ramp_up{0};
   /// The fleet stops after this long; zero runs until the packets are sent or stop().
@@ -57,6 +62,13 @@ struct fleet_options {
   /// When set, every ACKed packet is logged to this file (see acked_log).
   std::string acked_log_path;
 };
+
+/// How long a device waits after an ACK before it sends its next packet: the
+/// send interval, or with a send period the rest of the period that began when the
+/// acknowledged packet first went out (zero if the ACK came later).
+[[nodiscard]] std::chrono::milliseconds next_packet_delay(
+    const fleet_options& options, std::chrono::steady_clock::time_point first_sent,
+    std::chrono::steady_clock::time_point acked);
 
 /// Checks the options against each other; an empty string when they are usable.
 [[nodiscard]] std::string validate(const fleet_options& options);

@@ -419,7 +419,8 @@ void simulated_device::on_ack(std::uint32_t count) {
     finish();
     return;
   }
-  arm_timer(timer_purpose::next_packet, env_.options.send_interval);
+  arm_timer(timer_purpose::next_packet,
+            next_packet_delay(env_.options, period_start_, std::chrono::steady_clock::now()));
 }
 
 void simulated_device::on_ack_timeout() {
@@ -572,6 +573,7 @@ void simulated_device::flush() {
   if (build_pending_) {
     build_packet();
     if (phase_ == phase::done) return;
+    period_start_ = std::chrono::steady_clock::now();
   }
   if (fix_crc_pending_) {
     frame_.back() ^= 0xFF;

@@ -122,6 +122,8 @@ class simulated_device {
 
   motion_state motion_;
   std::chrono::steady_clock::time_point sent_at_{};
+  /// When the current packet first went out: --send-period counts from here.
+  std::chrono::steady_clock::time_point period_start_{};
   std::uint64_t first_ts_ = 0;  ///< Timestamps of the first and last record in frame_.
   std::uint64_t last_ts_ = 0;
   std::uint64_t acked_packets_ = 0;

@@ -39,6 +39,7 @@ TEST(SimulateCommand, HelpListsTheFlags) {
                            "--records-per-packet",
                            "--io-per-record",
                            "--send-interval",
+                           "--send-period",
                            "--ramp-up",
                            "--duration",
                            "--packets",
@@ -72,6 +73,8 @@ TEST(SimulateCommand, BadFlagsExitWithUsageError) {
   EXPECT_EQ(run_tgw("simulate --count 0").exit_code, 2);
   EXPECT_EQ(run_tgw("simulate --bad-crc-share 1.5").exit_code, 2);
   EXPECT_EQ(run_tgw("simulate --send-interval soon").exit_code, 2);
+  EXPECT_EQ(run_tgw("simulate --send-period 1s --send-interval 1s").exit_code, 2);
+  EXPECT_EQ(run_tgw("simulate --send-period often").exit_code, 2);
   EXPECT_EQ(run_tgw("simulate --target localhost").exit_code, 2);
   EXPECT_EQ(run_tgw("simulate --transport sctp").exit_code, 2);
   EXPECT_EQ(run_tgw("simulate --records-per-packet 256").exit_code, 2);

@@ -70,6 +70,22 @@ TEST(SimFleetOptions, ValidatesCombinations) {
   EXPECT_NE(validate(o), "");
 }
 
+// A send interval counts from the ACK; a send period from when the acknowledged packet
+// first went out, so a late ACK shortens the wait and a very late one makes it zero.
+TEST(SimFleetOptions, TheNextPacketWaitsTheIntervalOrTheRestOfThePeriod) {
+  using std::chrono::milliseconds;
+  const std::chrono::steady_clock::time_point sent{std::chrono::seconds{100}};
+  fleet_options o;
+  o.send_interval = milliseconds{400};
+  EXPECT_EQ(next_packet_delay(o, sent, sent + milliseconds{30}), milliseconds{400});
+  o.send_period = milliseconds{400};
+  EXPECT_EQ(next_packet_delay(o, sent, sent + milliseconds{30}), milliseconds{370});
+  EXPECT_EQ(next_packet_delay(o, sent, sent + std::chrono::microseconds{30'500}),
+            milliseconds{370});  // rounded up: never early
+  EXPECT_EQ(next_packet_delay(o, sent, sent + milliseconds{400}), milliseconds{0});
+  EXPECT_EQ(next_packet_delay(o, sent, sent + milliseconds{900}), milliseconds{0});
+}
+
 TEST(SimFleetOptions, SpreadsSourceAddressesOverLoopback) {
   EXPECT_EQ(spread_source_address(0, 4), 0x7F000001U);
   EXPECT_EQ(spread_source_address(5, 4), 0x7F000002U);
