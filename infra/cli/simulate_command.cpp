@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -37,6 +38,7 @@ struct simulate_settings {
   std::int64_t reply_delay_ms = 0;
   bool quiet = false;
   bool json = false;
+  std::string progress_log;
   std::string log_level = "warn";
   std::string log_format = "text";
 };
@@ -103,6 +105,15 @@ int run_simulate(simulate_settings& s) {
     return 2;
   }
 
+  std::ofstream progress_log;
+  if (!s.progress_log.empty()) {
+    progress_log.open(s.progress_log, std::ios::out | std::ios::trunc);
+    if (!progress_log) {
+      std::cerr << "tgw simulate: cannot write the progress log " << s.progress_log << '\n';
+      return 2;
+    }
+  }
+
   sim::fleet fleet(o);
   try {
     fleet.start();
@@ -132,10 +143,15 @@ int run_simulate(simulate_settings& s) {
     }
     if (std::chrono::steady_clock::now() >= next_progress) {
       next_progress += progress_every;
-      if (!s.quiet) {
-        const std::string line = sim::format_progress(fleet.sample_progress());
-        std::cerr << (tty ? "\r\033[K" : "") << line << (tty ? "" : "\n") << std::flush;
-        progress_shown = true;
+      if (!s.quiet || progress_log.is_open()) {
+        const sim::fleet_progress progress = fleet.sample_progress();
+        if (progress_log.is_open())
+          progress_log << sim::format_progress_json(progress) << std::endl;
+        if (!s.quiet) {
+          std::cerr << (tty ? "\r\033[K" : "") << sim::format_progress(progress)
+                    << (tty ? "" : "\n") << std::flush;
+          progress_shown = true;
+        }
       }
     }
   }
@@ -281,6 +297,11 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
                   "Write one line per ACKed packet to this file: IMEI, first and last record "
                   "timestamp (ms), record count")
       ->envname("TGW_SIM_ACKED_LOG");
+  cmd->add_option("--progress-log", s->progress_log,
+                  "Also write each second's progress as a JSON line to this file, with that "
+                  "second's ACK latency histogram (merge a window's lines for its exact "
+                  "percentiles)")
+      ->envname("TGW_SIM_PROGRESS_LOG");
   cmd->add_flag("-q,--quiet", s->quiet, "No progress line")
       ->envname("TGW_SIM_QUIET")
       ->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -221,6 +222,20 @@ fleet_report fleet::report() const {
   return r;
 }
 
+std::string format_progress_json(const fleet_progress& p) {
+  std::string buckets;
+  p.latency.for_each_bucket([&buckets](std::uint64_t highest_us, std::uint64_t count) {
+    fmt::format_to(std::back_inserter(buckets), "{}\"{}\":{}", buckets.empty() ? "" : ",",
+                   highest_us, count);
+  });
+  return fmt::format(
+      "{{\"t\":{:.3f},\"connected\":{},\"devices\":{},\"packets_per_s\":{:.1f},"
+      "\"records_per_s\":{:.1f},\"ack_p50_ms\":{:.3f},\"ack_p99_ms\":{:.3f},"
+      "\"ack_max_us\":{},\"acks\":{},\"errors\":{},\"ack_latency_us\":{{{}}}}}",
+      p.elapsed_s, p.connected, p.devices, p.packets_per_s, p.records_per_s, p.ack_p50_ms,
+      p.ack_p99_ms, p.latency.max_us(), p.latency.total(), p.errors, buckets);
+}
+
 fleet_progress fleet::sample_progress() {
   const auto now = std::chrono::steady_clock::now();
   const fleet_totals totals = counters_.totals();
@@ -237,6 +252,7 @@ fleet_progress fleet::sample_progress() {
   p.ack_p50_ms = latency.percentile_ms(0.50);
   p.ack_p99_ms = latency.percentile_ms(0.99);
   p.errors = totals.errors();
+  p.latency = latency;
   last_sample_at_ = now;
   last_sample_ = totals;
   return p;

@@ -30,10 +30,17 @@ struct fleet_progress {
   double ack_p50_ms = 0.0;  ///< Of the ACKs in the interval.
   double ack_p99_ms = 0.0;
   std::uint64_t errors = 0;  ///< Since the start (fleet_totals::errors()).
+  latency_snapshot latency;  ///< The interval's ACK latencies.
 };
 
 /// "12s connected 9876/10000 | 9800 packets/s 98000 records/s | ACK p50 ... | errors 0".
 [[nodiscard]] std::string format_progress(const fleet_progress& progress);
+
+/// The same as one JSON line, with the interval's latency histogram as
+/// "ack_latency_us": {bucket's highest value in us: count}: merging the lines of a
+/// window and taking the percentile of the sum gives the window's exact percentile
+/// (to the bucket), which per-second percentiles cannot.
+[[nodiscard]] std::string format_progress_json(const fleet_progress& progress);
 
 /// Raises the soft RLIMIT_NOFILE to the hard limit if `devices` sockets (plus a margin)
 /// need it. An empty string when there are enough files, else what to tell the user.

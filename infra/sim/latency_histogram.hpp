@@ -30,6 +30,14 @@ class latency_snapshot {
   [[nodiscard]] double percentile_ms(double q) const noexcept;
   [[nodiscard]] double max_ms() const noexcept { return static_cast<double>(max_us_) / 1000.0; }
   [[nodiscard]] std::uint64_t total() const noexcept { return total_; }
+  [[nodiscard]] std::uint64_t max_us() const noexcept { return max_us_; }
+  /// Calls f(highest value of the bucket in us, count) for every bucket with a count,
+  /// lowest first: enough for another program to merge snapshots and take percentiles.
+  template <class F>
+  void for_each_bucket(F f) const {
+    for (std::size_t i = 0; i < counts_.size(); ++i)
+      if (counts_[i] != 0) f(latency_buckets::highest_in(i), counts_[i]);
+  }
 
  private:
   friend class latency_histogram;

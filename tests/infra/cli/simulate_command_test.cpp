@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -103,6 +105,47 @@ TEST(SimulateCommand, RunsAFleetAndPrintsAJsonSummary) {
   for (const char* key : {"ack_p50_ms", "ack_p99_ms", "ack_max_ms", "elapsed_s", "records_per_s"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(gateway.frames().size(), 6u);
+}
+
+// Each second's line carries that second's latency histogram, whose counts add up to
+// the line's ACKs, so a window's lines can be merged for an exact percentile.
+TEST(SimulateCommand, TheProgressLogHasEachSecondsHistogram) {
+  tgw::infra::sim::testing::fake_gateway gateway({});
+  const std::string log = ::testing::TempDir() + "/progress.jsonl";
+  const run_result r = run_tgw(
+      "simulate -q --json --count 3 --send-period 100ms --duration 2500ms "
+      "--progress-log " +
+          log + " --target 127.0.0.1:" + std::to_string(gateway.port()),
+      false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto summary = nlohmann::json::parse(r.out);
+  std::ifstream in(log);
+  std::uint64_t acks = 0;
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    const auto j = nlohmann::json::parse(line);
+    std::uint64_t in_histogram = 0;
+    std::uint64_t highest = 0;
+    for (const auto& [upper_us, count] : j["ack_latency_us"].items()) {
+      highest = std::max<std::uint64_t>(highest, std::stoull(upper_us));
+      in_histogram += count.get<std::uint64_t>();
+    }
+    EXPECT_EQ(in_histogram, j["acks"].get<std::uint64_t>()) << line;
+    if (in_histogram > 0) {
+      EXPECT_GE(highest, j["ack_max_us"].get<std::uint64_t>()) << line;
+    }
+    EXPECT_EQ(j["devices"], 3);
+    acks += in_histogram;
+  }
+  EXPECT_GE(lines, 2);
+  EXPECT_GT(acks, 0u);
+  EXPECT_LE(acks, summary["packets_acked"].get<std::uint64_t>());
+}
+
+TEST(SimulateCommand, AnUnwritableProgressLogIsAClearError) {
+  const run_result r = run_tgw("simulate --count 1 --progress-log /nonexistent/dir/p.jsonl");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("cannot write the progress log"), std::string::npos) << r.out;
 }
 
 TEST(SimulateCommand, TextSummaryByDefault) {
