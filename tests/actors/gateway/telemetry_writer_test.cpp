@@ -1,0 +1,142 @@
+// The telemetry writer on CAF's deterministic scheduler, with a store that answers as
+// scripted: how each kind of write is answered, in what order, and what happens while
+// Redis is down.
+#include "actors/gateway/telemetry_writer.hpp"
+
+#include <gtest/gtest.h>
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include "actors/gateway/gateway_messages.hpp"
+#include "tests/actors/gateway/session_fakes.hpp"
+
+namespace tgw::actors::gateway {
+namespace {
+
+using infra::telemetry::journal_event;
+using infra::telemetry::packet_job;
+using infra::telemetry::write_op;
+using infra::telemetry::write_outcome;
+using test::test_config;
+using go_atom = caf::atom_constant<caf::atom("go")>;
+
+/// Stores every op; a packet whose fingerprint is "dup" is a resend. With `failing`,
+/// every op fails as an unreachable Redis does.
+class scripted_store final : public infra::telemetry::telemetry_store {
+ public:
+  std::vector<write_outcome> write_batch(const std::vector<write_op>& ops) override {
+    batches.push_back(ops);
+    std::vector<write_outcome> out;
+    for (const write_op& op : ops) {
+      if (failing)
+        out.push_back({false, false, 0, "IO error: connection refused"});
+      else if (!op.is_packet)
+        out.push_back({true, false, 0, ""});
+      else if (op.packet.fingerprint == "dup")
+        out.push_back({true, true, 0, ""});
+      else
+        out.push_back({true, false, static_cast<std::int64_t>(op.packet.records.size()), ""});
+    }
+    return out;
+  }
+  std::vector<std::vector<write_op>> batches;
+  bool failing = false;
+};
+
+struct heard {
+  std::vector<write_outcome> persisted;  ///< (persisted_atom, outcome) messages.
+  std::vector<write_outcome> responses;  ///< Answers to the request.
+};
+
+packet_job packet(const std::string& fingerprint, std::size_t records) {
+  return {"356307042441013", fingerprint, std::vector<infra::telemetry::record_fields>(records)};
+}
+
+/// Sends, on (go_atom), three packets, a plain event and an event as a request, as a
+/// session does; records every answer it gets.
+caf::behavior session_probe(caf::event_based_actor* self, caf::actor writer,
+                            std::shared_ptr<heard> log) {
+  return {
+      [=](go_atom) {
+        self->send(writer, ingest_atom::value, packet("a", 2));
+        self->send(writer, note_atom::value,
+                   journal_event{"356307042441013", "frame_rejected", -1, {}});
+        self->send(writer, ingest_atom::value, packet("dup", 1));
+        self->request(writer, caf::infinite, event_atom::value,
+                      journal_event{"356307042441013", "identified", 1, {}})
+            .then([log](const write_outcome& o) { log->responses.push_back(o); });
+        self->send(writer, ingest_atom::value, packet("c", 3));
+      },
+      [log](persisted_atom, const write_outcome& o) { log->persisted.push_back(o); },
+  };
+}
+
+class TelemetryWriter : public ::testing::Test {
+ protected:
+  ~TelemetryWriter() override {
+    caf::anon_send_exit(probe, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+  void go() {
+    caf::anon_send(probe, go_atom::value);
+    sched.run();
+  }
+
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scheduler::test_coordinator& sched =
+      dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  std::shared_ptr<scripted_store> store = std::make_shared<scripted_store>();
+  std::shared_ptr<infra::metrics::gateway_counters> counters =
+      std::make_shared<infra::metrics::gateway_counters>();
+  caf::actor writer = sys.spawn(telemetry_writer, writer_config{}, store, 0, counters);
+  std::shared_ptr<heard> log = std::make_shared<heard>();
+  caf::actor probe = sys.spawn(session_probe, writer, log);
+};
+
+// Everything in the mailbox goes in one batch, in arrival order; each packet is
+// answered with (persisted, outcome) in that order, the request through its response,
+// and the plain event not at all.
+TEST_F(TelemetryWriter, AnswersEachPacketInOrderAndThePlainEventNotAtAll) {
+  go();
+  ASSERT_EQ(store->batches.size(), 1U);
+  const auto& batch = store->batches[0];
+  ASSERT_EQ(batch.size(), 5U);
+  EXPECT_EQ(batch[0].packet.fingerprint, "a");
+  EXPECT_EQ(batch[1].event.type, "frame_rejected");
+  EXPECT_EQ(batch[2].packet.fingerprint, "dup");
+  EXPECT_EQ(batch[3].event.type, "identified");
+  EXPECT_EQ(batch[4].packet.fingerprint, "c");
+  ASSERT_EQ(log->persisted.size(), 3U);
+  EXPECT_TRUE(log->persisted[0].ok);
+  EXPECT_EQ(log->persisted[0].stored, 2);
+  EXPECT_TRUE(log->persisted[1].duplicate);
+  EXPECT_EQ(log->persisted[2].stored, 3);
+  ASSERT_EQ(log->responses.size(), 1U);
+  EXPECT_TRUE(log->responses[0].ok);
+}
+
+// While Redis is down every write is answered at once as failed, so no device is
+// ACKed; within the backoff the store is not even asked.
+TEST_F(TelemetryWriter, WhileRedisIsDownEveryWriteFailsAndTheStoreRestsDuringTheBackoff) {
+  store->failing = true;
+  go();
+  ASSERT_EQ(store->batches.size(), 1U);
+  ASSERT_EQ(log->persisted.size(), 3U);
+  for (const auto& o : log->persisted) {
+    EXPECT_FALSE(o.ok);
+    EXPECT_EQ(o.error, "IO error: connection refused");
+  }
+  ASSERT_EQ(log->responses.size(), 1U);
+  EXPECT_FALSE(log->responses[0].ok);
+  EXPECT_EQ(counters->writer_redis_errors.load(), 1U);
+
+  go();  // at once, well inside the first 100 ms of backoff
+  EXPECT_EQ(store->batches.size(), 1U);
+  ASSERT_EQ(log->persisted.size(), 6U);
+  EXPECT_FALSE(log->persisted[5].ok);
+}
+
+}  // namespace
+}  // namespace tgw::actors::gateway
