@@ -1,8 +1,47 @@
 #include "infra/telemetry/packet_rendering.hpp"
 
+#include <charconv>
+
 #include "infra/text/hex.hpp"
 
 namespace tgw::infra::telemetry {
+namespace {
+
+template <class Unsigned>
+void append_number(std::string& out, Unsigned n) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  out.append(digits, end);
+}
+
+/// The record's IO elements as {"id":value,...}, NX values as hex strings, written
+/// into one buffer sized up front: this runs once per record on the data path.
+std::string io_json(const codecs::avl_packet& packet, const codecs::avl_record& r) {
+  const auto elements = packet.io_of(r);
+  std::size_t estimate = 2;
+  for (const codecs::io_element& e : elements)
+    estimate += 9 + (e.variable ? 2 + 2 * std::size_t{e.size} : 20);
+  std::string io;
+  io.reserve(estimate);
+  io += '{';
+  for (const codecs::io_element& e : elements) {
+    if (io.size() > 1) io += ',';
+    io += '"';
+    append_number(io, e.id);
+    io += "\":";
+    if (e.variable) {
+      io += '"';
+      io += to_hex(packet.value_bytes(e));
+      io += '"';
+    } else {
+      append_number(io, e.value);
+    }
+  }
+  io += '}';
+  return io;
+}
+
+}  // namespace
 
 std::string fingerprint(std::span<const std::uint8_t> bytes) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -22,21 +61,7 @@ packet_job render_packet(const std::string& imei, const codecs::avl_packet& pack
   job.fingerprint = fingerprint(frame);
   job.records.reserve(packet.records.size());
   for (const codecs::avl_record& r : packet.records) {
-    std::string io = "{";
-    for (const codecs::io_element& e : packet.io_of(r)) {
-      if (io.size() > 1) io += ',';
-      io += '"';
-      io += std::to_string(e.id);
-      io += "\":";
-      if (e.variable) {
-        io += '"';
-        io += to_hex(packet.value_bytes(e));
-        io += '"';
-      } else {
-        io += std::to_string(e.value);
-      }
-    }
-    io += '}';
+    std::string io = io_json(packet, r);
     job.records.push_back({std::to_string(r.timestamp_ms), std::to_string(r.priority),
                            std::to_string(r.longitude), std::to_string(r.latitude),
                            std::to_string(r.altitude), std::to_string(r.angle),

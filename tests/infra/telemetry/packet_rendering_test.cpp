@@ -1,0 +1,62 @@
+#include "infra/telemetry/packet_rendering.hpp"
+
+#include <gtest/gtest.h>
+
+#include "codecs/avl_decode.hpp"
+#include "codecs/avl_encode.hpp"
+
+namespace tgw::infra::telemetry {
+namespace {
+
+codecs::avl_packet decoded(const std::vector<codecs::avl_record_data>& records,
+                           std::vector<std::uint8_t>& frame) {
+  EXPECT_EQ(codecs::encode_avl_frame(codecs::codec_id::codec8e, records, frame), codecs::errc::ok);
+  codecs::avl_packet packet;
+  EXPECT_TRUE(codecs::decode_avl_frame(frame, packet, codecs::crc_policy::strict).ok());
+  return packet;
+}
+
+// Each record becomes its stream fields, in order, with the IO elements as one JSON
+// object: numbers for fixed-width values (64-bit ones whole), hex strings for NX.
+TEST(PacketRendering, RendersEveryFieldAndTheIoElementsAsJson) {
+  codecs::avl_record_data a;
+  a.timestamp_ms = 1'700'000'000'123;
+  a.priority = 2;
+  a.longitude = -252616688;
+  a.latitude = 546992512;
+  a.altitude = -5;
+  a.angle = 359;
+  a.satellites = 12;
+  a.speed = 88;
+  a.event_io_id = 239;
+  a.io = {{239, 1, 1, {}},
+          {66, 2, 12345, {}},
+          {16, 4, 987654, {}},
+          {78, 8, 18446744073709551615ULL, {}},
+          {281, 0, 0, {0xde, 0xad, 0x01}}};
+  codecs::avl_record_data b;
+  b.timestamp_ms = 1'700'000'001'000;
+  std::vector<std::uint8_t> frame;
+  const auto packet = decoded({a, b}, frame);
+  const packet_job job = render_packet("356307042441013", packet, frame);
+  EXPECT_EQ(job.imei, "356307042441013");
+  EXPECT_EQ(job.fingerprint, fingerprint(frame));
+  ASSERT_EQ(job.records.size(), 2U);
+  EXPECT_EQ(job.records[0],
+            (record_fields{"1700000000123", "2", "-252616688", "546992512", "-5", "359", "12", "88",
+                           "239",
+                           R"({"239":1,"66":12345,"16":987654,"78":18446744073709551615,)"
+                           R"("281":"DEAD01"})"}));
+  EXPECT_EQ(job.records[1][0], "1700000001000");
+  EXPECT_EQ(job.records[1][9], "{}");
+}
+
+TEST(PacketRendering, TheFingerprintIsTheFramesFnv1a64InHex) {
+  const std::vector<std::uint8_t> empty;
+  EXPECT_EQ(fingerprint(empty), "CBF29CE484222325");
+  const std::vector<std::uint8_t> a{'a'};
+  EXPECT_EQ(fingerprint(a), "AF63DC4C8601EC8C");
+}
+
+}  // namespace
+}  // namespace tgw::infra::telemetry
