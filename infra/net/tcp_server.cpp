@@ -77,10 +77,7 @@ class tcp_connection final : public device_link,
 
   void send(std::vector<std::uint8_t> bytes) override {
     asio::post(executor_, [self = shared_from_this(), b = std::move(bytes)]() mutable {
-      if (self->closed_) return;
-      if (self->capture_) self->capture_->data(self->capture_id_, false, b);
-      self->writes_.push_back(std::move(b));
-      if (!self->writing_) self->write_next();
+      self->queue_write(std::move(b));
     });
   }
 
@@ -101,11 +98,7 @@ class tcp_connection final : public device_link,
 
   void answer_frame(std::vector<std::uint8_t> reply) override {
     asio::post(executor_, [self = shared_from_this(), b = std::move(reply)]() mutable {
-      if (!self->closed_) {
-        if (self->capture_) self->capture_->data(self->capture_id_, false, b);
-        self->writes_.push_back(std::move(b));
-        if (!self->writing_) self->write_next();
-      }
+      self->queue_write(std::move(b));
       self->finish_frame();
     });
   }
@@ -118,6 +111,14 @@ class tcp_connection final : public device_link,
   }
 
  private:
+  // On the connection's thread: bytes for the device, behind what is already queued.
+  void queue_write(std::vector<std::uint8_t> b) {
+    if (closed_) return;
+    if (capture_) capture_->data(capture_id_, false, b);
+    writes_.push_back(std::move(b));
+    if (!writing_) write_next();
+  }
+
   void finish_frame() {
     if (in_flight_ > 0) --in_flight_;
     if (!closed_ && !reading_) wait_readable();

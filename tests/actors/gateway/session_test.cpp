@@ -176,6 +176,21 @@ TEST_F(SessionActor, JournalsTheDisconnectAndStops) {
   EXPECT_EQ(counters->sessions_open.load(), 0);
 }
 
+// A device gone while its packet is at the writer: the packet is no longer counted as
+// awaiting persistence (shutdown waits for that count), and the writer's late answer
+// ACKs nothing.
+TEST_F(SessionActor, ClosingWithAPacketAtTheWriterGivesBackItsInFlightCount) {
+  identify();
+  deliver(codecs::frame_kind::avl, avl_packet(2), 0x08);
+  EXPECT_EQ(counters->persist_in_flight.load(), 1);
+  caf::anon_send(actor, closed_atom::value, std::string("peer closed"));
+  sched.run();
+  EXPECT_EQ(counters->persist_in_flight.load(), 0);
+  release(true);
+  EXPECT_EQ(link->sent, (std::vector<bytes>{bytes{0x01}}));
+  EXPECT_EQ(counters->acks_sent.load(), 0U);
+}
+
 TEST_F(SessionActor, IgnoresKeepalivesAndNeverAcksCommandReplies) {
   identify();
   deliver(codecs::frame_kind::keepalive, {0xFF});
