@@ -18,6 +18,7 @@
 #include "actors/gateway/telemetry_writer.hpp"
 #include "actors/gateway/udp_ingest.hpp"
 #include "actors/registry/registry_actor.hpp"
+#include "infra/app/cpu_policy.hpp"
 #include "infra/app/termination.hpp"
 #include "infra/capture/capture_recorder.hpp"
 #include "infra/metrics/gateway_counters.hpp"
@@ -97,6 +98,11 @@ int run_gateway(const infra::serve_options& o) {
     spdlog::error("cannot read allowlist {}", o.allowlist_file);
     return 2;
   }
+  // Before any thread starts, so that all of them inherit it. Not fatal: the gateway
+  // works the same under the normal policy, at some more CPU per packet.
+  const auto cpu = infra::parse_cpu_policy(o.cpu_policy).value_or(infra::cpu_policy::normal);
+  if (const std::string error = infra::apply_cpu_policy(cpu); !error.empty())
+    spdlog::warn("{}; going on with the current one", error);
 
   std::unique_ptr<infra::redis::embedded_redis> embedded;
   infra::redis::endpoint where;
@@ -298,9 +304,12 @@ int run_gateway(const infra::serve_options& o) {
   server->start();
   udp->start();
   io.start();
+  const auto running = infra::current_cpu_policy();
+  const std::string_view running_policy = running ? infra::to_string(*running) : "real-time";
   spdlog::info(
-      "instance {} listening on {}:{} tcp+udp ({} io threads, {} actor threads, {} writers){}",
-      instance, o.bind, server->port(), io_threads, actor_threads, shards,
+      "instance {} listening on {}:{} tcp+udp ({} io threads, {} actor threads, {} writers, "
+      "cpu policy {}){}",
+      instance, o.bind, server->port(), io_threads, actor_threads, shards, running_policy,
       o.metrics_addr.empty() ? "" : ", metrics on http://" + o.metrics_addr + "/metrics");
 
   const int signal = infra::wait_for_termination_signal();

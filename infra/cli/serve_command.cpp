@@ -47,6 +47,13 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_ACTOR_SCHEDULER")
       ->check(CLI::IsMember({"sharing", "stealing"}))
       ->capture_default_str();
+  cmd->add_option("--cpu-policy", o->cpu_policy,
+                  "Kernel scheduling of the gateway's threads: batch (SCHED_BATCH: a woken "
+                  "thread does not preempt a running one; fewer context switches under load) "
+                  "or normal")
+      ->envname("TGW_CPU_POLICY")
+      ->check(CLI::IsMember({"batch", "normal"}))
+      ->capture_default_str();
   cmd->add_option(
          "--writer-shards", o->writer_shards,
          "Telemetry writers, each with its own Redis connection (0: half the cores, at least 2)")

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "infra/app/cpu_policy.hpp"
 #include "infra/log/log.hpp"
 #include "infra/sim/fleet.hpp"
 
@@ -39,6 +40,7 @@ struct simulate_settings {
   bool quiet = false;
   bool json = false;
   std::string progress_log;
+  std::string cpu_policy = "batch";
   std::string log_level = "warn";
   std::string log_format = "text";
 };
@@ -113,6 +115,12 @@ int run_simulate(simulate_settings& s) {
       return 2;
     }
   }
+
+  // Before the fleet's threads start, so that they inherit it.
+  if (const std::string error =
+          apply_cpu_policy(parse_cpu_policy(s.cpu_policy).value_or(cpu_policy::normal));
+      !error.empty())
+    spdlog::warn("simulate: {}; going on with the current one", error);
 
   sim::fleet fleet(o);
   try {
@@ -289,6 +297,13 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--io-threads", o.io_threads, "Threads running the devices' sockets")
       ->envname("TGW_SIM_IO_THREADS")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}))
+      ->capture_default_str();
+  cmd->add_option("--cpu-policy", s->cpu_policy,
+                  "Kernel scheduling of the simulator's threads: batch (SCHED_BATCH: a woken "
+                  "thread does not preempt a running one, such as the gateway on the same host) "
+                  "or normal")
+      ->envname("TGW_SIM_CPU_POLICY")
+      ->check(CLI::IsMember({"batch", "normal"}))
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of positions, bad CRCs and ignored commands")
       ->envname("TGW_SIM_SEED")

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,7 +21,12 @@ namespace {
 std::string find_redis_server() {
   // Read once at start-up, before the gateway starts any thread.
   // NOLINTNEXTLINE(concurrency-mt-unsafe)
-  if (const char* env = std::getenv("TGW_REDIS_SERVER"); env != nullptr && *env != '\0') return env;
+  if (const char* env = std::getenv("TGW_REDIS_SERVER"); env != nullptr && *env != '\0') {
+    if (::access(env, X_OK) != 0)
+      throw std::runtime_error(std::string("TGW_REDIS_SERVER names ") + env +
+                               ", which is not an executable file");
+    return env;
+  }
   for (const char* dir : {"/usr/bin", "/usr/local/bin", "/usr/sbin"}) {
     std::string candidate = std::string(dir) + "/redis-server";
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
@@ -68,6 +74,10 @@ embedded_redis::embedded_redis(const std::string& data_dir) {
     sigset_t none;
     sigemptyset(&none);
     pthread_sigmask(SIG_SETMASK, &none, nullptr);
+    // Nor the gateway's CPU policy: the server's one thread is on every packet's path,
+    // and a woken Redis should take the core from whatever runs.
+    const sched_param priority{};
+    ::sched_setscheduler(0, SCHED_OTHER, &priority);
     const int null = ::open("/dev/null", O_RDWR);
     if (null >= 0) {
       ::dup2(null, 0);

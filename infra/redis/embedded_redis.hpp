@@ -19,6 +19,8 @@ class embedded_redis {
   embedded_redis& operator=(const embedded_redis&) = delete;
 
   [[nodiscard]] const endpoint& where() const noexcept { return where_; }
+  /// The server's process id.
+  [[nodiscard]] int pid() const noexcept { return pid_; }
   /// True while the server process runs.
   [[nodiscard]] bool running();
 

@@ -3,6 +3,7 @@
 // asserts on how long anything took.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -215,6 +217,29 @@ TEST_F(Gateway, DevicesSpreadOverSeveralIoThreadsAreAllServed) {
   EXPECT_EQ(stream_length(), 7 * 3 * 2);
 }
 
+/// The scheduling policy of each thread of process `pid`.
+std::vector<int> thread_policies(int pid) {
+  std::vector<int> policies;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task"))
+    policies.push_back(::sched_getscheduler(std::stoi(task.path().filename().string())));
+  return policies;
+}
+
+TEST_F(Gateway, EveryThreadRunsUnderTheChosenCpuPolicy) {
+  start();
+  const auto batch = thread_policies(gateway->pid());
+  EXPECT_GT(batch.size(), 4U);  // io, actor workers, writers, registry...
+  EXPECT_EQ(std::count(batch.begin(), batch.end(), SCHED_BATCH),
+            static_cast<std::ptrdiff_t>(batch.size()));
+  gateway->signal(SIGTERM);
+  ASSERT_EQ(gateway->wait(), 0);
+  start({"--cpu-policy", "normal"});
+  const auto normal = thread_policies(gateway->pid());
+  EXPECT_EQ(std::count(normal.begin(), normal.end(), SCHED_OTHER),
+            static_cast<std::ptrdiff_t>(normal.size()));
+}
+
 TEST_F(Gateway, FramesSplitAnywhereOrMergedAreHandledAlike) {
   start();
   device d(port);
@@ -378,6 +403,9 @@ TEST_F(Gateway, SigtermDrainsAndExitsZero) {
 TEST_F(Gateway, BadFlagsAndUnreachableRedisAreClearErrors) {
   child_process bad({TGW_BINARY, "serve", "--crc", "sometimes"}, ::testing::TempDir() + "/bad.log");
   EXPECT_EQ(bad.wait(), 2);
+  child_process bad_policy({TGW_BINARY, "serve", "--cpu-policy", "fast"},
+                           ::testing::TempDir() + "/bad-policy.log");
+  EXPECT_EQ(bad_policy.wait(), 2);
   child_process unreachable(
       {TGW_BINARY, "serve", "--redis", "redis://127.0.0.1:" + std::to_string(free_port()), "--port",
        "0", "--metrics-addr", ""},

@@ -60,6 +60,7 @@ TEST(SimulateCommand, HelpListsTheFlags) {
                            "--source-spread",
                            "--io-threads",
                            "--seed",
+                           "--cpu-policy",
                            "--quiet",
                            "--json",
                            "--log-level",
@@ -79,6 +80,7 @@ TEST(SimulateCommand, BadFlagsExitWithUsageError) {
   EXPECT_EQ(run_tgw("simulate --send-period often").exit_code, 2);
   EXPECT_EQ(run_tgw("simulate --target localhost").exit_code, 2);
   EXPECT_EQ(run_tgw("simulate --transport sctp").exit_code, 2);
+  EXPECT_EQ(run_tgw("simulate --cpu-policy fast").exit_code, 2);
   EXPECT_EQ(run_tgw("simulate --records-per-packet 256").exit_code, 2);
   // Valid one by one, not together: the IMEIs would need 16 digits.
   EXPECT_EQ(run_tgw("simulate --imei-base 999999999999999 --count 2").exit_code, 2);

@@ -1,0 +1,61 @@
+// The CPU policy: parsed from its flag, applied to the calling thread and inherited by
+// the threads it starts afterwards. Each test runs in a thread of its own, so the test
+// runner's threads keep their policy.
+#include "infra/app/cpu_policy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <thread>
+
+namespace {
+
+using tgw::infra::apply_cpu_policy;
+using tgw::infra::cpu_policy;
+using tgw::infra::current_cpu_policy;
+using tgw::infra::parse_cpu_policy;
+
+// The policy of a thread started by one that has `policy`.
+std::optional<cpu_policy> policy_of_a_child_of(cpu_policy policy, std::string& error) {
+  std::optional<cpu_policy> seen;
+  std::thread parent([&] {
+    error = apply_cpu_policy(policy);
+    std::thread child([&] { seen = current_cpu_policy(); });
+    child.join();
+  });
+  parent.join();
+  return seen;
+}
+
+TEST(CpuPolicy, ParsesItsTwoNamesAndNothingElse) {
+  EXPECT_EQ(parse_cpu_policy("batch"), cpu_policy::batch);
+  EXPECT_EQ(parse_cpu_policy("normal"), cpu_policy::normal);
+  EXPECT_EQ(parse_cpu_policy("Batch"), std::nullopt);
+  EXPECT_EQ(parse_cpu_policy("idle"), std::nullopt);
+  EXPECT_EQ(parse_cpu_policy(""), std::nullopt);
+  EXPECT_EQ(tgw::infra::to_string(cpu_policy::batch), "batch");
+  EXPECT_EQ(tgw::infra::to_string(cpu_policy::normal), "normal");
+}
+
+TEST(CpuPolicy, ThreadsStartedAfterwardsInheritIt) {
+  std::string error;
+  EXPECT_EQ(policy_of_a_child_of(cpu_policy::batch, error), cpu_policy::batch);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(policy_of_a_child_of(cpu_policy::normal, error), cpu_policy::normal);
+  EXPECT_EQ(error, "");
+}
+
+TEST(CpuPolicy, BatchCanBeTakenBackToNormal) {
+  std::optional<cpu_policy> before, after;
+  std::thread t([&] {
+    EXPECT_EQ(apply_cpu_policy(cpu_policy::batch), "");
+    before = current_cpu_policy();
+    EXPECT_EQ(apply_cpu_policy(cpu_policy::normal), "");
+    after = current_cpu_policy();
+  });
+  t.join();
+  EXPECT_EQ(before, cpu_policy::batch);
+  EXPECT_EQ(after, cpu_policy::normal);
+}
+
+}  // namespace
