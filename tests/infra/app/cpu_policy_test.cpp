@@ -4,7 +4,9 @@
 #include "infra/app/cpu_policy.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
+#include <cerrno>
 #include <optional>
 #include <thread>
 
@@ -56,6 +58,27 @@ TEST(CpuPolicy, BatchCanBeTakenBackToNormal) {
   t.join();
   EXPECT_EQ(before, cpu_policy::batch);
   EXPECT_EQ(after, cpu_policy::normal);
+}
+
+TEST(CpuPolicy, ARealTimeThreadIsNeitherAndCanStillBeGivenBatch) {
+  bool permitted = true;
+  std::optional<cpu_policy> real_time = cpu_policy::normal, after;
+  std::string error;
+  std::thread t([&] {
+    const sched_param lowest{sched_get_priority_min(SCHED_FIFO)};
+    if (::sched_setscheduler(0, SCHED_FIFO, &lowest) != 0) {
+      permitted = errno != EPERM;
+      return;
+    }
+    real_time = current_cpu_policy();
+    error = apply_cpu_policy(cpu_policy::batch);
+    after = current_cpu_policy();
+  });
+  t.join();
+  if (!permitted) GTEST_SKIP() << "no permission to make a thread real-time here";
+  EXPECT_EQ(real_time, std::nullopt);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(after, cpu_policy::batch);
 }
 
 }  // namespace
