@@ -68,6 +68,12 @@ class tcp_connection final : public device_link,
 
   void start(std::unique_ptr<connection_listener> listener) {
     asio::post(executor_, [self = shared_from_this(), l = std::move(listener)]() mutable {
+      if (self->closed_) {
+        // close_all() reached the connection between its accept and this handler: the
+        // listener still hears of the close, or its session would wait for it forever.
+        l->on_closed(self->close_reason_);
+        return;
+      }
       self->listener_ = std::move(l);
       self->deadline_ = std::chrono::steady_clock::now() + self->limits_.handshake_timeout;
       self->arm_timer();
@@ -244,6 +250,7 @@ class tcp_connection final : public device_link,
   void shutdown(const std::string& reason) {
     if (closed_) return;
     closed_ = true;
+    close_reason_ = reason;
     boost::system::error_code ec;
     timer_.cancel();
     socket_.shutdown(tcp::socket::shutdown_both, ec);
@@ -271,6 +278,7 @@ class tcp_connection final : public device_link,
   std::deque<std::vector<std::uint8_t>> writes_;
   std::string peer_;
   std::string close_after_writes_;
+  std::string close_reason_;  ///< Why shutdown() closed the connection.
   std::chrono::steady_clock::time_point deadline_;
   std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
   std::size_t in_flight_ = 0;
