@@ -11,9 +11,11 @@ namespace tgw::infra {
 /// running. A gateway's threads hand each packet to one another (io thread, session,
 /// writer, back), so under load every hand-off used to cost a preemption and a
 /// context switch; with `batch` the woken thread waits for a core to come free.
-enum class cpu_policy { normal, batch };
+/// `keep` changes nothing: for a process started under a policy of the operator's
+/// choosing (`chrt`).
+enum class cpu_policy { normal, batch, keep };
 
-/// "normal" or "batch"; nothing for anything else.
+/// "normal", "batch" or "keep"; nothing for anything else.
 [[nodiscard]] std::optional<cpu_policy> parse_cpu_policy(std::string_view text);
 [[nodiscard]] std::string_view to_string(cpu_policy policy);
 
@@ -22,7 +24,7 @@ enum class cpu_policy { normal, batch };
 /// (a container may forbid the call), or an empty string.
 [[nodiscard]] std::string apply_cpu_policy(cpu_policy policy);
 
-/// The calling thread's policy; nothing if it is neither of the two (a real-time one).
+/// The calling thread's policy, normal or batch; nothing for any other (a real-time one).
 [[nodiscard]] std::optional<cpu_policy> current_cpu_policy();
 
 }  // namespace tgw::infra

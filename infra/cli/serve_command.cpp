@@ -49,10 +49,10 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--cpu-policy", o->cpu_policy,
                   "Kernel scheduling of the gateway's threads: batch (SCHED_BATCH: a woken "
-                  "thread does not preempt a running one; fewer context switches under load) "
-                  "or normal")
+                  "thread does not preempt a running one; fewer context switches under load), "
+                  "normal, or keep (whatever the process was started with)")
       ->envname("TGW_CPU_POLICY")
-      ->check(CLI::IsMember({"batch", "normal"}))
+      ->check(CLI::IsMember({"batch", "normal", "keep"}))
       ->capture_default_str();
   cmd->add_option(
          "--writer-shards", o->writer_shards,

@@ -24,7 +24,8 @@ struct serve_options {
   /// workers spend a measurable share of the CPU polling and sleeping in short naps.
   std::string actor_scheduler = "sharing";
   int writer_shards = 0;  ///< 0: half the cores, at least 2.
-  /// "batch" (SCHED_BATCH, see infra/app/cpu_policy.hpp) or "normal" for every thread.
+  /// "batch" (SCHED_BATCH, see infra/app/cpu_policy.hpp), "normal" or "keep", for every
+  /// thread.
   std::string cpu_policy = "batch";
   std::string crc = "strict";
   std::string allowlist_file;

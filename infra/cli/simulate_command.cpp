@@ -300,10 +300,10 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--cpu-policy", s->cpu_policy,
                   "Kernel scheduling of the simulator's threads: batch (SCHED_BATCH: a woken "
-                  "thread does not preempt a running one, such as the gateway on the same host) "
-                  "or normal")
+                  "thread does not preempt a running one, such as the gateway on the same host), "
+                  "normal, or keep (whatever the process was started with)")
       ->envname("TGW_SIM_CPU_POLICY")
-      ->check(CLI::IsMember({"batch", "normal"}))
+      ->check(CLI::IsMember({"batch", "normal", "keep"}))
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of positions, bad CRCs and ignored commands")
       ->envname("TGW_SIM_SEED")

@@ -217,12 +217,15 @@ TEST_F(Gateway, DevicesSpreadOverSeveralIoThreadsAreAllServed) {
   EXPECT_EQ(stream_length(), 7 * 3 * 2);
 }
 
-/// The scheduling policy of each thread of process `pid`.
+/// The scheduling policy of each thread of process `pid` (a thread that ends while they
+/// are read is left out).
 std::vector<int> thread_policies(int pid) {
   std::vector<int> policies;
   for (const auto& task :
-       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task"))
-    policies.push_back(::sched_getscheduler(std::stoi(task.path().filename().string())));
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    const int policy = ::sched_getscheduler(std::stoi(task.path().filename().string()));
+    if (policy >= 0) policies.push_back(policy);
+  }
   return policies;
 }
 
@@ -238,6 +241,13 @@ TEST_F(Gateway, EveryThreadRunsUnderTheChosenCpuPolicy) {
   const auto normal = thread_policies(gateway->pid());
   EXPECT_EQ(std::count(normal.begin(), normal.end(), SCHED_OTHER),
             static_cast<std::ptrdiff_t>(normal.size()));
+  gateway->signal(SIGTERM);
+  ASSERT_EQ(gateway->wait(), 0);
+  // `keep`: what the process was started with, here this test's own policy.
+  start({"--cpu-policy", "keep"});
+  const auto kept = thread_policies(gateway->pid());
+  EXPECT_EQ(std::count(kept.begin(), kept.end(), ::sched_getscheduler(0)),
+            static_cast<std::ptrdiff_t>(kept.size()));
 }
 
 TEST_F(Gateway, FramesSplitAnywhereOrMergedAreHandledAlike) {

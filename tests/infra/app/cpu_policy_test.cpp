@@ -29,14 +29,31 @@ std::optional<cpu_policy> policy_of_a_child_of(cpu_policy policy, std::string& e
   return seen;
 }
 
-TEST(CpuPolicy, ParsesItsTwoNamesAndNothingElse) {
+TEST(CpuPolicy, ParsesItsThreeNamesAndNothingElse) {
   EXPECT_EQ(parse_cpu_policy("batch"), cpu_policy::batch);
   EXPECT_EQ(parse_cpu_policy("normal"), cpu_policy::normal);
+  EXPECT_EQ(parse_cpu_policy("keep"), cpu_policy::keep);
   EXPECT_EQ(parse_cpu_policy("Batch"), std::nullopt);
   EXPECT_EQ(parse_cpu_policy("idle"), std::nullopt);
   EXPECT_EQ(parse_cpu_policy(""), std::nullopt);
   EXPECT_EQ(tgw::infra::to_string(cpu_policy::batch), "batch");
   EXPECT_EQ(tgw::infra::to_string(cpu_policy::normal), "normal");
+  EXPECT_EQ(tgw::infra::to_string(cpu_policy::keep), "keep");
+}
+
+TEST(CpuPolicy, KeepLeavesWhateverTheThreadHas) {
+  std::optional<cpu_policy> kept_batch, kept_normal;
+  std::thread t([&] {
+    EXPECT_EQ(apply_cpu_policy(cpu_policy::batch), "");
+    EXPECT_EQ(apply_cpu_policy(cpu_policy::keep), "");
+    kept_batch = current_cpu_policy();
+    EXPECT_EQ(apply_cpu_policy(cpu_policy::normal), "");
+    EXPECT_EQ(apply_cpu_policy(cpu_policy::keep), "");
+    kept_normal = current_cpu_policy();
+  });
+  t.join();
+  EXPECT_EQ(kept_batch, cpu_policy::batch);
+  EXPECT_EQ(kept_normal, cpu_policy::normal);
 }
 
 TEST(CpuPolicy, ThreadsStartedAfterwardsInheritIt) {
