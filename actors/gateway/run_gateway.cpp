@@ -100,7 +100,7 @@ int run_gateway(const infra::serve_options& o) {
   }
   // Before any thread starts, so that all of them inherit it. Not fatal: the gateway
   // works the same under the normal policy, at some more CPU per packet.
-  const auto cpu = infra::parse_cpu_policy(o.cpu_policy).value_or(infra::cpu_policy::normal);
+  const auto cpu = infra::parse_cpu_policy(o.cpu_policy).value_or(infra::cpu_policy::keep);
   if (const std::string error = infra::apply_cpu_policy(cpu); !error.empty())
     spdlog::warn("{}; going on with the current one", error);
 

@@ -7,11 +7,20 @@
 
 namespace tgw::infra {
 
+namespace {
+constexpr cpu_policy all_policies[] = {cpu_policy::batch, cpu_policy::normal, cpu_policy::keep};
+}  // namespace
+
 std::optional<cpu_policy> parse_cpu_policy(std::string_view text) {
-  if (text == "normal") return cpu_policy::normal;
-  if (text == "batch") return cpu_policy::batch;
-  if (text == "keep") return cpu_policy::keep;
+  for (const cpu_policy p : all_policies)
+    if (text == to_string(p)) return p;
   return std::nullopt;
+}
+
+std::vector<std::string> cpu_policy_names() {
+  std::vector<std::string> names;
+  for (const cpu_policy p : all_policies) names.emplace_back(to_string(p));
+  return names;
 }
 
 std::string_view to_string(cpu_policy policy) {

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tgw::infra {
 
@@ -18,6 +19,8 @@ enum class cpu_policy { normal, batch, keep };
 /// "normal", "batch" or "keep"; nothing for anything else.
 [[nodiscard]] std::optional<cpu_policy> parse_cpu_policy(std::string_view text);
 [[nodiscard]] std::string_view to_string(cpu_policy policy);
+/// Every name parse_cpu_policy() takes, for a command line's list of choices.
+[[nodiscard]] std::vector<std::string> cpu_policy_names();
 
 /// Gives the calling thread `policy`. Threads it starts afterwards inherit it, so called
 /// before any thread is started it covers the whole process. Returns what went wrong

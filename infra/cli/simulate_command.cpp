@@ -118,7 +118,7 @@ int run_simulate(simulate_settings& s) {
 
   // Before the fleet's threads start, so that they inherit it.
   if (const std::string error =
-          apply_cpu_policy(parse_cpu_policy(s.cpu_policy).value_or(cpu_policy::normal));
+          apply_cpu_policy(parse_cpu_policy(s.cpu_policy).value_or(cpu_policy::keep));
       !error.empty())
     spdlog::warn("simulate: {}; going on with the current one", error);
 
@@ -303,7 +303,7 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
                   "thread does not preempt a running one, such as the gateway on the same host), "
                   "normal, or keep (whatever the process was started with)")
       ->envname("TGW_SIM_CPU_POLICY")
-      ->check(CLI::IsMember({"batch", "normal", "keep"}))
+      ->check(CLI::IsMember(cpu_policy_names()))
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of positions, bad CRCs and ignored commands")
       ->envname("TGW_SIM_SEED")

@@ -230,24 +230,19 @@ std::vector<int> thread_policies(int pid) {
 }
 
 TEST_F(Gateway, EveryThreadRunsUnderTheChosenCpuPolicy) {
-  start();
-  const auto batch = thread_policies(gateway->pid());
-  EXPECT_GT(batch.size(), 4U);  // io, actor workers, writers, registry...
-  EXPECT_EQ(std::count(batch.begin(), batch.end(), SCHED_BATCH),
-            static_cast<std::ptrdiff_t>(batch.size()));
-  gateway->signal(SIGTERM);
-  ASSERT_EQ(gateway->wait(), 0);
-  start({"--cpu-policy", "normal"});
-  const auto normal = thread_policies(gateway->pid());
-  EXPECT_EQ(std::count(normal.begin(), normal.end(), SCHED_OTHER),
-            static_cast<std::ptrdiff_t>(normal.size()));
-  gateway->signal(SIGTERM);
-  ASSERT_EQ(gateway->wait(), 0);
   // `keep`: what the process was started with, here this test's own policy.
-  start({"--cpu-policy", "keep"});
-  const auto kept = thread_policies(gateway->pid());
-  EXPECT_EQ(std::count(kept.begin(), kept.end(), ::sched_getscheduler(0)),
-            static_cast<std::ptrdiff_t>(kept.size()));
+  const std::pair<const char*, int> cases[] = {
+      {"batch", SCHED_BATCH}, {"normal", SCHED_OTHER}, {"keep", ::sched_getscheduler(0)}};
+  for (const auto& [flag, expected] : cases) {
+    start({"--cpu-policy", flag});
+    const auto policies = thread_policies(gateway->pid());
+    EXPECT_GT(policies.size(), 4U) << flag;  // io, actor workers, writers, registry...
+    EXPECT_EQ(std::count(policies.begin(), policies.end(), expected),
+              static_cast<std::ptrdiff_t>(policies.size()))
+        << flag;
+    gateway->signal(SIGTERM);
+    ASSERT_EQ(gateway->wait(), 0) << flag;
+  }
 }
 
 TEST_F(Gateway, FramesSplitAnywhereOrMergedAreHandledAlike) {
