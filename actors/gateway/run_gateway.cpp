@@ -18,6 +18,7 @@
 #include "actors/gateway/telemetry_writer.hpp"
 #include "actors/gateway/udp_ingest.hpp"
 #include "actors/registry/registry_actor.hpp"
+#include "infra/app/allocator.hpp"
 #include "infra/app/cpu_policy.hpp"
 #include "infra/app/termination.hpp"
 #include "infra/capture/capture_recorder.hpp"
@@ -308,8 +309,9 @@ int run_gateway(const infra::serve_options& o) {
   const std::string_view running_policy = running ? infra::to_string(*running) : "real-time";
   spdlog::info(
       "instance {} listening on {}:{} tcp+udp ({} io threads, {} actor threads, {} writers, "
-      "cpu policy {}){}",
+      "cpu policy {}, {}){}",
       instance, o.bind, server->port(), io_threads, actor_threads, shards, running_policy,
+      infra::allocator_in_use(),
       o.metrics_addr.empty() ? "" : ", metrics on http://" + o.metrics_addr + "/metrics");
 
   const int signal = infra::wait_for_termination_signal();

@@ -16,7 +16,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "codecs/avl_encode.hpp"
@@ -243,6 +246,38 @@ TEST_F(Gateway, EveryThreadRunsUnderTheChosenCpuPolicy) {
     gateway->signal(SIGTERM);
     ASSERT_EQ(gateway->wait(), 0) << flag;
   }
+}
+
+/// Everything the gateway process wrote to its log so far.
+std::string read_log() {
+  std::ifstream in(::testing::TempDir() + "/gateway.log");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Whether process `pid` has a shared object whose path contains `name` mapped.
+bool maps_library(int pid, std::string_view name) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find(name) != std::string::npos) return true;
+  return false;
+}
+
+TEST_F(Gateway, RunsOnTheAllocatorItWasBuiltWithAndSaysWhichAtStartUp) {
+  std::filesystem::remove(::testing::TempDir() + "/gateway.log");  // The log appends.
+  start();
+  ASSERT_TRUE(eventually([&] { return read_log().find("listening on") != std::string::npos; }));
+  const std::string log = read_log();
+  const std::string line = log.substr(log.find("listening on"));
+  const std::string said = line.substr(0, line.find('\n'));
+  if (TGW_WITH_JEMALLOC) {
+    EXPECT_TRUE(maps_library(gateway->pid(), "libjemalloc"));
+    EXPECT_NE(said.find(", jemalloc 5."), std::string::npos) << said;
+  } else {
+    EXPECT_FALSE(maps_library(gateway->pid(), "libjemalloc"));
+    EXPECT_NE(said.find(", system malloc"), std::string::npos) << said;
+  }
+  gateway->signal(SIGTERM);
+  EXPECT_EQ(gateway->wait(), 0);
 }
 
 TEST_F(Gateway, FramesSplitAnywhereOrMergedAreHandledAlike) {
