@@ -263,11 +263,13 @@ bool maps_library(int pid, std::string_view name) {
 }
 
 TEST_F(Gateway, RunsOnTheAllocatorItWasBuiltWithAndSaysWhichAtStartUp) {
-  std::filesystem::remove(::testing::TempDir() + "/gateway.log");  // The log appends.
   start();
-  ASSERT_TRUE(eventually([&] { return read_log().find("listening on") != std::string::npos; }));
+  // The log file is shared by every gateway test and appended to: find this gateway's
+  // line by its port.
+  const std::string mine = "listening on 127.0.0.1:" + std::to_string(port) + " ";
+  ASSERT_TRUE(eventually([&] { return read_log().find(mine) != std::string::npos; }));
   const std::string log = read_log();
-  const std::string line = log.substr(log.find("listening on"));
+  const std::string line = log.substr(log.find(mine));
   const std::string said = line.substr(0, line.find('\n'));
   if (TGW_WITH_JEMALLOC) {
     EXPECT_TRUE(maps_library(gateway->pid(), "libjemalloc"));
