@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <fstream>
 #include <optional>
 #include <thread>
@@ -24,6 +26,7 @@
 #include "infra/capture/capture_recorder.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/metrics/metrics_endpoint.hpp"
+#include "infra/net/allowlist.hpp"
 #include "infra/net/tcp_server.hpp"
 #include "infra/net/udp_server.hpp"
 #include "infra/redis/embedded_redis.hpp"
@@ -48,17 +51,42 @@ std::string default_instance_id() {
          std::to_string(started);
 }
 
-std::optional<std::unordered_set<std::string>> read_allowlist(const std::string& path) {
-  std::unordered_set<std::string> ids;
-  if (path.empty()) return ids;
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::string line;
-  while (std::getline(in, line)) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (!line.empty() && line.front() != '#') ids.insert(line);
+// Every long-lived actor of the instance. A start-up failure stops them all, or the
+// actor system's destructor, which waits for every actor, would never return.
+class instance_actors {
+ public:
+  template <class Handle>
+  Handle add(Handle handle) {
+    all_.push_back(caf::actor_cast<caf::actor>(handle));
+    return handle;
   }
-  return ids;
+
+  void stop_and_wait(caf::actor_system& system) {
+    for (const auto& a : all_) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    caf::scoped_actor self{system};
+    self->wait_for(all_);
+  }
+
+ private:
+  std::vector<caf::actor> all_;
+};
+
+// SIGHUP: re-read what can change without dropping a device. Today that is the
+// allowlist; a file that no longer loads keeps the list in force.
+void reload(const infra::serve_options& o, infra::net::allowlist* allowlist) {
+  if (allowlist == nullptr) {
+    spdlog::info("SIGHUP: nothing to reload (no --allowlist)");
+    return;
+  }
+  std::string error;
+  auto imeis = infra::net::load_allowlist(o.allowlist_file, error);
+  if (!imeis) {
+    spdlog::error("SIGHUP: {}; keeping the {} IMEIs in force", error, allowlist->size());
+    return;
+  }
+  const std::size_t count = imeis->size();
+  allowlist->replace(std::move(*imeis));
+  spdlog::info("SIGHUP: allowlist {} reloaded, {} IMEIs", o.allowlist_file, count);
 }
 
 template <class Predicate>
@@ -94,10 +122,15 @@ void hand_over_commands(const infra::redis::endpoint& where, const std::string& 
 
 int run_gateway(const infra::serve_options& o) {
   const std::string instance = o.instance_id.empty() ? default_instance_id() : o.instance_id;
-  const auto allowlist = read_allowlist(o.allowlist_file);
-  if (!allowlist) {
-    spdlog::error("cannot read allowlist {}", o.allowlist_file);
-    return 2;
+  std::shared_ptr<infra::net::allowlist> allowlist;
+  if (!o.allowlist_file.empty()) {
+    std::string error;
+    auto imeis = infra::net::load_allowlist(o.allowlist_file, error);
+    if (!imeis) {
+      spdlog::error("{}", error);
+      return 2;
+    }
+    allowlist = std::make_shared<infra::net::allowlist>(std::move(*imeis));
   }
   // Before any thread starts, so that all of them inherit it. Not fatal: the gateway
   // works the same under the normal policy, at some more CPU per packet.
@@ -168,8 +201,9 @@ int run_gateway(const infra::serve_options& o) {
   registry::registry_config registry_settings;
   registry_settings.heartbeat_interval = std::chrono::milliseconds{o.heartbeat_interval_ms};
   registry_settings.heartbeat_ttl = std::chrono::seconds{o.heartbeat_ttl_s};
-  auto registry_handle = system.spawn<caf::detached>(registry::registry_actor, registry_settings,
-                                                     make_registry_store("registry"), counters);
+  instance_actors actors;
+  auto registry_handle = actors.add(system.spawn<caf::detached>(
+      registry::registry_actor, registry_settings, make_registry_store("registry"), counters));
   registry::janitor_config janitor_settings;
   janitor_settings.interval = std::chrono::milliseconds{o.janitor_interval_ms};
   janitor_settings.mode = o.janitor_mode == "scan" ? infra::registry::janitor_mode::scan
@@ -180,43 +214,52 @@ int run_gateway(const infra::serve_options& o) {
                                           "tgw-" + instance + "-" + role},
         instance, o.command_max_payload);
   };
-  auto janitor_handle = system.spawn<caf::detached>(registry::janitor_actor, janitor_settings,
-                                                    make_registry_store("janitor"), counters,
-                                                    make_command_store("janitor-commands", 5000ms));
+  auto janitor_handle = actors.add(system.spawn<caf::detached>(
+      registry::janitor_actor, janitor_settings, make_registry_store("janitor"), counters,
+      make_command_store("janitor-commands", 5000ms)));
   // Outbound commands. The reader's socket timeout exceeds its BLOCK (1 s), or hiredis
   // would give up on a read the server still holds.
   auto directory = std::make_shared<commands::session_directory>();
   commands::responder_config responder_settings;
   responder_settings.journal_maxlen = o.journal_maxlen;
   auto responder_handle =
-      system.spawn<caf::detached>(commands::command_responder, responder_settings,
-                                  make_command_store("responder", 5000ms), counters);
+      actors.add(system.spawn<caf::detached>(commands::command_responder, responder_settings,
+                                             make_command_store("responder", 5000ms), counters));
   commands::reader_config reader_settings;
   reader_settings.journal_maxlen = o.journal_maxlen;
-  auto reader_handle = system.spawn<caf::detached>(
+  auto reader_handle = actors.add(system.spawn<caf::detached>(
       commands::command_reader, reader_settings, make_command_store("reader", 3000ms),
-      std::shared_ptr<const commands::session_directory>(directory), counters);
-  auto stop_registry = [&] {
-    caf::anon_send_exit(registry_handle, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(janitor_handle, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(reader_handle, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(responder_handle, caf::exit_reason::user_shutdown);
-  };
+      std::shared_ptr<const commands::session_directory>(directory), counters));
 
   auto config = std::make_shared<session_config>();
   config->registry = registry_handle;
   config->instance_id = instance;
   config->crc = o.crc == "ignore" ? codecs::crc_policy::ignore : codecs::crc_policy::strict;
-  config->allowlist = *allowlist;
+  config->allowlist = allowlist;
   config->counters = counters;
   config->directory = directory;
   config->responder = responder_handle;
   config->command_queue_limit = o.command_queue;
   config->command_timeout = std::chrono::milliseconds{o.command_timeout_ms};
   for (int i = 0; i < shards; ++i)
-    config->writers.push_back(
-        system.spawn<caf::detached>(telemetry_writer, writer_config{}, make_store(i), i, counters));
+    config->writers.push_back(actors.add(system.spawn<caf::detached>(
+        telemetry_writer, writer_config{}, make_store(i), i, counters)));
   std::shared_ptr<const session_config> shared_config = config;
+  // UDP datagrams of every device go through one actor.
+  const auto udp_idle =
+      std::chrono::seconds{o.udp_idle_timeout_s > 0 ? o.udp_idle_timeout_s : o.idle_timeout_s};
+  auto udp_actor = actors.add(system.spawn(
+      udp_ingest, shared_config, std::chrono::duration_cast<std::chrono::milliseconds>(udp_idle)));
+
+  // A listener that cannot open ends the start: no device was accepted yet, so stopping
+  // the actors and leaving the command path (the heartbeat the registry just wrote) is
+  // all there is to undo. One line says why; the exit code is 1.
+  auto give_up = [&](const std::string& reason) {
+    spdlog::error("{}", reason);
+    actors.stop_and_wait(system);
+    hand_over_commands(where, instance, o.command_max_payload);
+    return 1;
+  };
 
   std::shared_ptr<infra::capture::capture_recorder> capture;
   if (!o.capture_dir.empty()) {
@@ -225,8 +268,13 @@ int run_gateway(const infra::serve_options& o) {
     policy.max_file_bytes = o.capture_max_file_mb << 20;
     policy.max_age = std::chrono::seconds{o.capture_max_age_s};
     policy.max_total_bytes = o.capture_max_total_mb << 20;
-    capture = std::make_shared<infra::capture::capture_recorder>(
-        policy, infra::capture::queue_limits{}, counters);
+    try {
+      capture = std::make_shared<infra::capture::capture_recorder>(
+          policy, infra::capture::queue_limits{}, counters);
+    } catch (const std::exception& e) {
+      return give_up(std::string("cannot record into --capture-dir ") + o.capture_dir + ": " +
+                     e.what());
+    }
     spdlog::info("recording device connections into {}", o.capture_dir);
   }
 
@@ -248,17 +296,11 @@ int run_gateway(const infra::serve_options& o) {
         },
         capture);
   } catch (const std::exception& e) {
-    spdlog::error("cannot listen on {}:{}: {}", o.bind, o.port, e.what());
-    for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-    stop_registry();
-    return 1;
+    return give_up("cannot listen on tcp " + o.bind + ":" + std::to_string(o.port) + ": " +
+                   e.what());
   }
 
   // UDP on the same port number as TCP (the bound one, when --port is 0).
-  const auto udp_idle =
-      std::chrono::seconds{o.udp_idle_timeout_s > 0 ? o.udp_idle_timeout_s : o.idle_timeout_s};
-  auto udp_actor = system.spawn(udp_ingest, shared_config,
-                                std::chrono::duration_cast<std::chrono::milliseconds>(udp_idle));
   std::unique_ptr<infra::net::udp_server> udp;
   try {
     udp = std::make_unique<infra::net::udp_server>(
@@ -270,11 +312,8 @@ int run_gateway(const infra::serve_options& o) {
                          std::move(peer));
         });
   } catch (const std::exception& e) {
-    spdlog::error("cannot listen on udp {}:{}: {}", o.bind, server->port(), e.what());
-    for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(udp_actor, caf::exit_reason::user_shutdown);
-    stop_registry();
-    return 1;
+    return give_up("cannot listen on udp " + o.bind + ":" + std::to_string(server->port()) + ": " +
+                   e.what());
   }
 
   std::unique_ptr<infra::metrics::metrics_endpoint> metrics;
@@ -295,10 +334,7 @@ int run_gateway(const infra::serve_options& o) {
               }},
           instance);
     } catch (const std::exception& e) {
-      spdlog::error("cannot serve metrics on {}: {}", o.metrics_addr, e.what());
-      for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-      caf::anon_send_exit(udp_actor, caf::exit_reason::user_shutdown);
-      return 1;
+      return give_up("cannot serve metrics on --metrics-addr " + o.metrics_addr + ": " + e.what());
     }
   }
 
@@ -314,7 +350,8 @@ int run_gateway(const infra::serve_options& o) {
       infra::allocator_in_use(),
       o.metrics_addr.empty() ? "" : ", metrics on http://" + o.metrics_addr + "/metrics");
 
-  const int signal = infra::wait_for_termination_signal();
+  int signal = 0;
+  while ((signal = infra::wait_for_signal()) == SIGHUP) reload(o, allowlist.get());
   spdlog::info("signal {}: draining (at most {} ms)", signal, o.drain_timeout_ms);
   server->stop_accepting();
   udp->stop();
@@ -345,7 +382,8 @@ int run_gateway(const infra::serve_options& o) {
               spdlog::warn("commands: responder at shutdown: {}", caf::to_string(e));
             });
   }
-  stop_registry();
+  for (const auto& a : {registry_handle, janitor_handle, reader_handle, responder_handle})
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   {
     caf::scoped_actor self{system};
     self->wait_for(registry_handle, reader_handle, responder_handle, janitor_handle);
@@ -356,11 +394,12 @@ int run_gateway(const infra::serve_options& o) {
   hand_over_commands(where, instance, o.command_max_payload);
   // Sessions sent their last journal events; give the writers a moment to write them.
   std::this_thread::sleep_for(100ms);
-  for (const auto& w : config->writers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-  caf::anon_send_exit(udp_actor, caf::exit_reason::user_shutdown);
+  actors.stop_and_wait(system);
   io.stop();
   io.join();
   system.await_all_actors_done();
+  // Last: everything above still writes to it.
+  if (embedded) embedded.reset();
   spdlog::info("instance {} stopped", instance);
   return 0;
 }

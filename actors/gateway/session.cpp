@@ -145,7 +145,7 @@ caf::behavior session(caf::event_based_actor* self,
     }
     state->imei = std::string(id.str());
     state->device = id;
-    if (!config->allowlist.empty() && !config->allowlist.contains(state->imei)) {
+    if (config->allowlist && !config->allowlist->admits(state->imei)) {
       counters.handshakes_rejected.fetch_add(1);
       spdlog::warn("device {}: not in the allowlist; rejected ({})", state->imei, link->peer());
       link->send({codecs::imei_rejected});

@@ -10,6 +10,7 @@
 #include <caf/fwd.hpp>
 
 #include "codecs/codec_id.hpp"
+#include "infra/net/allowlist.hpp"
 #include "infra/net/device_link.hpp"
 
 namespace tgw::infra::metrics {
@@ -27,8 +28,8 @@ using infra::metrics::gateway_counters;
 struct session_config {
   std::string instance_id;
   codecs::crc_policy crc = codecs::crc_policy::strict;
-  /// IMEIs allowed to connect; empty means every well-formed IMEI.
-  std::unordered_set<std::string> allowlist;
+  /// Devices allowed to connect (replaced on SIGHUP); null admits every well-formed IMEI.
+  std::shared_ptr<const infra::net::allowlist> allowlist;
   /// Telemetry writer shards; a device always goes to the same one.
   std::vector<caf::actor> writers;
   /// The registry actor; told when a device is identified and when it leaves.

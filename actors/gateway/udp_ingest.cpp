@@ -72,7 +72,7 @@ caf::behavior udp_ingest(caf::event_based_actor* self,
           return;
         }
         const std::string imei(header.device.str());
-        if (!config->allowlist.empty() && !config->allowlist.contains(imei)) {
+        if (config->allowlist && !config->allowlist->admits(imei)) {
           counters.handshakes_rejected.fetch_add(1);
           spdlog::warn("udp device {}: not in the allowlist; ignored", imei);
           return;

@@ -7,27 +7,32 @@
 namespace tgw::infra {
 namespace {
 
-sigset_t termination_set() {
+sigset_t handled_set() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   return set;
 }
 
 }  // namespace
 
 void block_termination_signals() {
-  const sigset_t set = termination_set();
+  const sigset_t set = handled_set();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-int wait_for_termination_signal() {
-  const sigset_t set = termination_set();
+int wait_for_signal() {
+  const sigset_t set = handled_set();
   int signal = 0;
   while (sigwait(&set, &signal) != 0) {
   }
   return signal;
+}
+
+int wait_for_termination_signal() {
+  return wait_for_signal();
 }
 
 }  // namespace tgw::infra

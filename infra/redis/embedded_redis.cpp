@@ -4,11 +4,16 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -36,11 +41,51 @@ std::string find_redis_server() {
       "$TGW_REDIS_SERVER); install it (apt-get install redis-server) or pass --redis URL");
 }
 
+// Takes the data directory's lock, or throws naming whoever holds it. The pid in the
+// file is the gateway that took it; the server it started inherits the lock and may
+// hold it a moment longer while it flushes its append-only file.
+int lock_data_dir(const std::string& dir) {
+  const std::string path = dir + "/tgw.lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot use data dir " + dir + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    ::close(fd);
+    if (error != EWOULDBLOCK)
+      throw std::runtime_error("cannot lock " + path + ": " + std::strerror(error));
+    std::string holder;
+    std::ifstream(path) >> holder;
+    throw std::runtime_error("data dir " + dir + " is in use by another tgw serve" +
+                             (holder.empty() ? std::string() : " (pid " + holder + ")") +
+                             "; stop it or pass another --data-dir");
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 ||
+      ::write(fd, pid.data(), pid.size()) != static_cast<ssize_t>(pid.size())) {
+    const int error = errno;
+    ::close(fd);
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(error));
+  }
+  return fd;
+}
+
 }  // namespace
 
 embedded_redis::embedded_redis(const std::string& data_dir) {
-  std::filesystem::create_directories(data_dir);
+  std::error_code made;
+  std::filesystem::create_directories(data_dir, made);
+  if (made) throw std::runtime_error("cannot create data dir " + data_dir + ": " + made.message());
   const std::string dir = std::filesystem::absolute(data_dir).string();
+  lock_fd_ = lock_data_dir(dir);
+  try {
+    start(dir);
+  } catch (...) {
+    ::close(lock_fd_);
+    throw;
+  }
+}
+
+void embedded_redis::start(const std::string& dir) {
   const std::string binary = find_redis_server();
   where_.unix_socket = dir + "/redis.sock";
   std::vector<std::string> args = {binary,
@@ -67,9 +112,21 @@ embedded_redis::embedded_redis(const std::string& data_dir) {
   argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const int lock = lock_fd_;
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("cannot fork redis-server");
   if (pid == 0) {
+    // Its own process group: Ctrl-C or `timeout` signal the gateway's whole group, and
+    // the server must outlive the gateway's drain, which still writes to it.
+    ::setpgid(0, 0);
+    // Dies with the gateway, even a SIGKILLed one. If the gateway died before this
+    // line, the parent is already someone else: leave at once.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(1);
+    // Holds the data dir's lock until it has flushed and exited, so a gateway started
+    // right after a crash cannot start a second server on the same files.
+    ::fcntl(lock, F_SETFD, 0);
     // The gateway blocks SIGTERM in all its threads; the server must not inherit that.
     sigset_t none;
     sigemptyset(&none);
@@ -109,6 +166,11 @@ bool embedded_redis::running() {
 }
 
 embedded_redis::~embedded_redis() {
+  stop();
+  ::close(lock_fd_);
+}
+
+void embedded_redis::stop() {
   if (!running()) return;
   // SIGTERM makes redis-server flush its append-only file and exit.
   ::kill(pid_, SIGTERM);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -57,6 +58,27 @@ TEST(EmbeddedRedis, KeepsTheNormalCpuPolicyUnderABatchGateway) {
   gateway.join();
   ASSERT_EQ(error, "");
   EXPECT_EQ(server_policy, SCHED_OTHER);
+}
+
+TEST(EmbeddedRedis, ItsDataDirHoldsOneServerAtATime) {
+  const std::string dir = fresh_dir("locked");
+  {
+    embedded_redis first(dir);
+    try {
+      embedded_redis second(dir);
+      ADD_FAILURE() << "a second server started on " << dir;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("in use by another tgw serve (pid " +
+                                           std::to_string(::getpid()) + ")"),
+                std::string::npos)
+          << e.what();
+    }
+    connection c({first.where(), 500ms, 1000ms, "embedded-test"});
+    EXPECT_EQ(c.command({"PING"}).text, "PONG");
+  }
+  // Released with the first server: the directory is usable again.
+  embedded_redis again(dir);
+  EXPECT_TRUE(again.running());
 }
 
 TEST(EmbeddedRedis, AMissingBinaryIsAClearError) {
