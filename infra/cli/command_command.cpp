@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "infra/cli/redis_choice.hpp"
 #include "infra/commands/command_publisher.hpp"
 #include "infra/text/duration.hpp"
 
@@ -27,7 +28,7 @@ constexpr int exit_queued = 3;
 constexpr std::size_t max_payload = 512;
 
 struct common_settings {
-  std::string redis_url = "redis://127.0.0.1:6379/0";
+  redis_choice redis;
   bool json = false;
 };
 
@@ -52,10 +53,11 @@ bool termination_requested() {
   return sigtimedwait(&set, nullptr, &zero) > 0;
 }
 
-std::unique_ptr<commands::command_publisher> open_publisher(const std::string& url,
+std::unique_ptr<commands::command_publisher> open_publisher(const redis_choice& choice,
                                                             const char* who) {
   std::string error;
-  const auto where = redis::parse_redis_url(url, error);
+  bool usage = false;
+  const auto where = resolve_redis(choice, error, usage);
   if (!where) {
     std::cerr << "tgw command " << who << ": " << error << '\n';
     return nullptr;
@@ -80,7 +82,7 @@ nlohmann::ordered_json null_if_empty(const std::string& s) {
 int run_send(const send_settings& s) {
   const milliseconds timeout = *parse_duration(s.timeout);
   const milliseconds ttl = *parse_duration(s.ttl);
-  auto publisher = open_publisher(s.common.redis_url, "send");
+  auto publisher = open_publisher(s.common.redis, "send");
   if (!publisher) return exit_failed;
 
   std::string error;
@@ -153,7 +155,7 @@ int run_send(const send_settings& s) {
 }
 
 int run_watch(const common_settings& s) {
-  auto publisher = open_publisher(s.redis_url, "watch");
+  auto publisher = open_publisher(s.redis, "watch");
   if (!publisher) return exit_failed;
   std::string error;
   const bool ok = publisher->watch(
@@ -205,10 +207,8 @@ const CLI::Validator url_check(
     "URL");
 
 void add_common(CLI::App* cmd, common_settings& s) {
-  cmd->add_option("--redis", s.redis_url, "redis://[user:password@]host:port/db")
-      ->envname("TGW_REDIS")
-      ->check(url_check)
-      ->capture_default_str();
+  add_redis_options(cmd, s.redis);
+  cmd->get_option("--redis")->check(url_check);
   cmd->add_flag("--json", s.json, "Print one JSON object per outcome");
 }
 

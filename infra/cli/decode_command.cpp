@@ -54,6 +54,15 @@ class decoder_output {
 };
 
 int run_decode(const decode_settings& settings) {
+  // An argument that is not hex is a usage error (exit 2), found before any output; a
+  // line of stdin that is not hex is bad input, reported in line like a bad frame.
+  for (std::size_t i = 0; i < settings.hex_frames.size(); ++i) {
+    if (!parse_hex(settings.hex_frames[i])) {
+      std::cerr << "tgw decode: argument " << i + 1 << " is not hex: '" << settings.hex_frames[i]
+                << "' (hex digits, optionally separated by spaces)\n";
+      return 2;
+    }
+  }
   inspect_options options;
   options.crc = settings.crc == "ignore" ? codecs::crc_policy::ignore : codecs::crc_policy::strict;
   options.transport = settings.transport == "tcp"   ? transport_hint::tcp
@@ -73,14 +82,7 @@ int run_decode(const decode_settings& settings) {
                                           std::istreambuf_iterator<char>()};
     out.blob(bytes, index++);
   }
-  for (const std::string& text : settings.hex_frames) {
-    const auto bytes = parse_hex(text);
-    if (bytes)
-      out.blob(*bytes, index);
-    else
-      out.bad_hex(index);
-    ++index;
-  }
+  for (const std::string& text : settings.hex_frames) out.blob(*parse_hex(text), index++);
   if (settings.file.empty() && settings.hex_frames.empty()) {
     std::string line;
     while (std::getline(std::cin, line)) {
@@ -104,7 +106,8 @@ void add_decode_command(CLI::App& app, int& exit_code) {
       "decode",
       "Decode Teltonika frames (IMEI, TCP/UDP AVL, Codec 12/13/14/15) into JSON lines.\n"
       "Frames come from hex arguments, else from --file, else as hex lines on stdin.\n"
-      "Exit code: 0 all frames valid, 1 some frame invalid, 2 usage or I/O error.");
+      "Exit code: 0 all frames valid, 1 some frame invalid (or a stdin line not hex), 2 usage\n"
+      "or I/O error (an argument that is not hex, a file that cannot be read).");
   cmd->add_option("frames", settings->hex_frames, "Frames as hex (each may hold a TCP stream)");
   cmd->add_option("-f,--file", settings->file, "Binary file holding a TCP stream or one datagram")
       ->check(CLI::ExistingFile);

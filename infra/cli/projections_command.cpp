@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "infra/cli/redis_choice.hpp"
 #include "infra/log/log.hpp"
 #include "infra/telemetry/projection_rebuilder.hpp"
 
@@ -13,7 +14,7 @@ namespace tgw::infra {
 namespace {
 
 struct projections_settings {
-  std::string redis_url = "redis://127.0.0.1:6379/0";
+  redis_choice redis;
   std::string imei;
   bool dry_run = false;
   bool json = false;
@@ -58,12 +59,15 @@ void print(const telemetry::rebuild_report& r, bool dry_run, bool json) {
             << r.differing.size() << " devices)\n";
 }
 
+constexpr int exit_differences = 3;
+
 int run_rebuild(const projections_settings& s) {
   std::string error;
-  const auto where = redis::parse_redis_url(s.redis_url, error);
+  bool usage = false;
+  const auto where = resolve_redis(s.redis, error, usage);
   if (!where) {
     std::cerr << "tgw projections rebuild: " << error << '\n';
-    return 2;
+    return usage ? 2 : 1;
   }
   telemetry::projection_rebuilder rebuilder({*where, std::chrono::milliseconds{2000},
                                              std::chrono::milliseconds{30000}, "tgw-projections"});
@@ -76,7 +80,8 @@ int run_rebuild(const projections_settings& s) {
     return 1;
   }
   print(*report, s.dry_run, s.json);
-  return 0;
+  // A check: a dry run that found differences fails, so scripts and CI can use it.
+  return s.dry_run && report->differences > 0 ? exit_differences : 0;
 }
 
 }  // namespace
@@ -90,10 +95,10 @@ void add_projections_command(CLI::App& app, int& exit_code) {
       "rebuild",
       "Rebuild device:{imei} from journal:{imei} alone, for one device or every device\n"
       "with a journal. A live update during the rebuild makes that device fold again, so\n"
-      "none is lost. With --dry-run only report where the stored projections differ.");
-  rebuild->add_option("--redis", s->redis_url, "redis://[user:password@]host:port/db")
-      ->envname("TGW_REDIS")
-      ->capture_default_str();
+      "none is lost. With --dry-run only report where the stored projections differ.\n"
+      "Exit code: 0 done (or, with --dry-run, no difference); 1 Redis unreachable or a\n"
+      "failure; 2 usage error; 3 --dry-run found differences.");
+  add_redis_options(rebuild, s->redis);
   rebuild->add_option("--imei", s->imei, "Only this device");
   rebuild->add_flag("--dry-run", s->dry_run, "Report differences; write nothing");
   rebuild->add_flag("--json", s->json, "One line of JSON instead of text");

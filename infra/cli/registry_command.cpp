@@ -7,13 +7,14 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "infra/cli/redis_choice.hpp"
 #include "infra/registry/registry_store.hpp"
 
 namespace tgw::infra {
 namespace {
 
 struct registry_settings {
-  std::string redis_url = "redis://127.0.0.1:6379/0";
+  redis_choice redis;
   std::string imei;
   bool once = false;
   std::string mode = "reverse-index";
@@ -22,10 +23,11 @@ struct registry_settings {
 
 int run_registry(const registry_settings& s) {
   std::string error;
-  const auto where = redis::parse_redis_url(s.redis_url, error);
+  bool usage = false;
+  const auto where = resolve_redis(s.redis, error, usage);
   if (!where) {
     std::cerr << "tgw registry: " << error << '\n';
-    return 2;
+    return usage ? 2 : 1;
   }
   const redis::connection::options options{*where, std::chrono::milliseconds{2000},
                                            std::chrono::milliseconds{30000}, "tgw-registry"};
@@ -98,10 +100,15 @@ void add_registry_command(CLI::App& app, int& exit_code) {
       "Inspect the connection registry: with --imei one device's owner and whether it is\n"
       "alive; by default entries per instance with liveness and the entries of dead\n"
       "owners; with --once run one janitor pass and report what it evicted.");
-  cmd->add_option("--redis", s->redis_url, "redis://[user:password@]host:port/db")
-      ->envname("TGW_REDIS")
-      ->capture_default_str();
-  cmd->add_option("--imei", s->imei, "Show this device's owner");
+  add_redis_options(cmd, s->redis);
+  cmd->add_option("--imei", s->imei, "Show this device's owner (15 or 16 digits)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            const bool digits = (text.size() == 15 || text.size() == 16) &&
+                                text.find_first_not_of("0123456789") == std::string::npos;
+            return digits ? std::string() : "an IMEI is 15 or 16 digits: '" + text + "'";
+          },
+          "IMEI"));
   cmd->add_flag("--once", s->once, "Run one janitor pass");
   cmd->add_option("--janitor-mode", s->mode, "reverse-index or scan (with --once)")
       ->check(CLI::IsMember({"reverse-index", "scan"}))

@@ -1,6 +1,7 @@
 #include "infra/redis/redis_url.hpp"
 
 #include <charconv>
+#include <filesystem>
 
 namespace tgw::infra::redis {
 namespace {
@@ -41,9 +42,15 @@ std::optional<endpoint> parse_redis_url(std::string_view url, std::string& error
     take_credentials(rest, e);
     const auto query = rest.find('?');
     e.unix_socket = rest.substr(0, query);
-    if (e.unix_socket.empty() || e.unix_socket.front() != '/') {
-      error = "unix socket path must be absolute: " + std::string(url);
+    if (e.unix_socket.empty()) {
+      error = "missing unix socket path in '" + std::string(url) + "'";
       return std::nullopt;
+    }
+    // unix://tgw-data/redis.sock: relative to the working directory, as a shell user
+    // means it; made absolute so that logs and error messages show the real place.
+    if (e.unix_socket.front() != '/') {
+      std::error_code ec;
+      e.unix_socket = std::filesystem::absolute(e.unix_socket, ec).lexically_normal().string();
     }
     if (query != std::string_view::npos) {
       const std::string_view q = rest.substr(query + 1);

@@ -20,7 +20,8 @@ struct endpoint {
   [[nodiscard]] std::string describe() const;
 };
 
-/// Parses redis://[user:password@]host[:port][/db] and unix://[user:password@]/path[?db=N].
+/// Parses redis://[user:password@]host[:port][/db] and unix://[user:password@]path[?db=N]
+/// (a relative path is taken from the working directory and made absolute).
 /// nullopt with `error` set on anything else.
 [[nodiscard]] std::optional<endpoint> parse_redis_url(std::string_view url, std::string& error);
 

@@ -63,10 +63,16 @@ TEST(DecodeCommand, CrcIgnoreDecodesAndFlags) {
   EXPECT_NE(r.out.find(R"("ok":false)"), std::string::npos) << r.out;
 }
 
-TEST(DecodeCommand, NonHexArgumentIsAnError) {
-  const run_result r = run_tgw("decode nothex");
-  EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.out.find(R"("error":"bad_hex")"), std::string::npos) << r.out;
+// The help reserves 2 for usage errors: an argument that is not hex is one, and
+// nothing is decoded; a stdin line that is not hex is bad input, reported in line.
+TEST(DecodeCommand, NonHexArgumentIsAUsageError) {
+  const run_result r = run_tgw("decode " + std::string(wiki_codec8) + " zz");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("argument 2 is not hex: 'zz'"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(R"("kind":"avl")"), std::string::npos) << r.out;
+  const run_result line = run_tgw("decode", "zz\\n");
+  EXPECT_EQ(line.exit_code, 1) << line.out;
+  EXPECT_NE(line.out.find(R"("error":"bad_hex")"), std::string::npos) << line.out;
 }
 
 TEST(DecodeCommand, BadFlagsExitWithUsageError) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 namespace tgw::infra::redis {
 namespace {
 
@@ -52,7 +54,16 @@ TEST(RedisUrl, RefusesMalformedUrlsWithAReason) {
   EXPECT_FALSE(parse_redis_url("redis://host:notaport", error));
   EXPECT_NE(error.find("port"), std::string::npos);
   EXPECT_FALSE(parse_redis_url("redis://host:6379/x", error));
-  EXPECT_FALSE(parse_redis_url("unix://relative.sock", error));
+  EXPECT_FALSE(parse_redis_url("unix://", error));
+  EXPECT_NE(error.find("missing unix socket path"), std::string::npos) << error;
+}
+
+TEST(RedisUrl, ARelativeUnixSocketIsTakenFromTheWorkingDirectory) {
+  std::string error;
+  const auto e = parse_redis_url("unix://tgw-data/redis.sock?db=1", error);
+  ASSERT_TRUE(e) << error;
+  EXPECT_EQ(e->unix_socket, std::filesystem::current_path().string() + "/tgw-data/redis.sock");
+  EXPECT_EQ(e->db, 1);
 }
 
 }  // namespace

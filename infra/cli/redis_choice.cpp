@@ -1,0 +1,73 @@
+#include "infra/cli/redis_choice.hpp"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+
+#include "infra/redis/connection.hpp"
+
+namespace tgw::infra {
+namespace {
+
+using std::chrono::milliseconds;
+
+bool answers(const redis::endpoint& where) {
+  redis::connection probe({where, milliseconds{500}, milliseconds{1000}, ""});
+  const redis::value v = probe.command({"PING"});
+  // A server that wants a password answers NOAUTH: it is there, and the real
+  // connection will say what it needs.
+  return v.text == "PONG" || v.text.starts_with("NOAUTH");
+}
+
+bool is_socket(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+}  // namespace
+
+void add_redis_options(CLI::App* cmd, redis_choice& choice) {
+  cmd->add_option("--redis", choice.url,
+                  "redis://[user:password@]host:port/db, unix:///path?db=N or "
+                  "redis+sentinel://host:port[,host:port...]/MASTER; default: the private Redis "
+                  "of a tgw serve in --data-dir, else redis://127.0.0.1:6379/0")
+      ->envname("TGW_REDIS");
+  cmd->add_option("--data-dir", choice.data_dir,
+                  "Data directory of the tgw serve whose private Redis to use when --redis is "
+                  "not given")
+      ->envname("TGW_DATA_DIR")
+      ->capture_default_str();
+}
+
+std::optional<redis::endpoint> resolve_redis(const redis_choice& choice, std::string& error,
+                                             bool& usage) {
+  usage = false;
+  if (!choice.url.empty()) {
+    auto where = redis::parse_redis_url(choice.url, error);
+    usage = !where;
+    return where;
+  }
+  std::error_code ec;
+  const std::string socket =
+      std::filesystem::absolute(std::filesystem::path(choice.data_dir) / "redis.sock", ec)
+          .lexically_normal()
+          .string();
+  redis::endpoint private_redis;
+  private_redis.unix_socket = socket;
+  if (is_socket(socket) && answers(private_redis)) return private_redis;
+  redis::endpoint local;  // 127.0.0.1:6379
+  if (answers(local)) return local;
+  error = "no Redis found: " +
+          (is_socket(socket) ? socket + " does not answer (is its tgw serve stopped?)"
+                             : "no tgw serve's private Redis in " + choice.data_dir + " (" +
+                                   socket + " is absent)") +
+          ", and nothing answers on 127.0.0.1:6379; pass --redis unix://" + socket +
+          " (the private Redis of a tgw serve run with --data-dir " + choice.data_dir +
+          ") or --redis redis://HOST:PORT/DB";
+  return std::nullopt;
+}
+
+}  // namespace tgw::infra

@@ -1,0 +1,96 @@
+// The client subcommands as a newcomer runs them: with no --redis they find the
+// private Redis of a `tgw serve` started with defaults in the same directory, and when
+// there is none the error says where they looked and which --redis to pass; their exit
+// codes say what happened. Real processes; waits poll up to a deadline.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/redis_server.hpp"
+#include "tests/support/run_tgw.hpp"
+#include "tests/support/test_device.hpp"
+
+namespace tgw::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// A fresh directory for one test, as a newcomer's working directory.
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/clients-" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+/// `tgw ARGS` run from `dir`.
+run_result tgw_in(const std::string& dir, const std::string& args) {
+  return run_command("cd '" + dir + "' && " + TGW_BINARY + " " + args);
+}
+
+/// Nothing on 127.0.0.1:6379 may answer for the "nothing found" cases to mean anything.
+bool default_port_free() {
+  infra::redis::endpoint local;
+  infra::redis::connection probe({local, 300ms, 300ms, ""});
+  return probe.command({"PING"}).is_error();
+}
+
+TEST(ClientCommands, FindThePrivateRedisOfAServeInTheSameDirectory) {
+  const std::string dir = fresh_dir("private");
+  const std::uint16_t port = free_port();
+  child_process serve({"sh", "-c",
+                       "cd '" + dir + "' && exec " + TGW_BINARY + " serve --port " +
+                           std::to_string(port) + " --bind 127.0.0.1 --metrics-addr ''"},
+                      dir + "/serve.log");
+  ASSERT_TRUE(eventually([&] { return device(port).connected(); }, 20s));
+  const run_result registry = tgw_in(dir, "registry --json");
+  EXPECT_EQ(registry.exit_code, 0) << registry.out;
+  EXPECT_NE(registry.out.find("\"instances\""), std::string::npos) << registry.out;
+  const run_result check = tgw_in(dir, "projections rebuild --dry-run");
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+  // The same from elsewhere, by --data-dir, and by a relative unix:// URL.
+  EXPECT_EQ(run_tgw("registry --json --data-dir '" + dir + "/tgw-data'").exit_code, 0);
+  EXPECT_EQ(tgw_in(dir, "registry --json --redis unix://tgw-data/redis.sock").exit_code, 0);
+  serve.signal(SIGTERM);
+  EXPECT_EQ(serve.wait(), 0);
+}
+
+TEST(ClientCommands, WithNoRedisAnywhereTheErrorGivesTheUrlToPass) {
+  if (!default_port_free()) GTEST_SKIP() << "something answers on 127.0.0.1:6379";
+  const std::string dir = fresh_dir("nothing");
+  const std::string socket = std::filesystem::canonical(dir).string() + "/tgw-data/redis.sock";
+  for (const char* args : {"registry", "projections rebuild --dry-run",
+                           "command send --imei 356307042441013 --text getinfo"}) {
+    const run_result r = tgw_in(dir, args);
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("no Redis found"), std::string::npos) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("--redis unix://" + socket), std::string::npos) << args << ": " << r.out;
+  }
+}
+
+TEST(ClientCommands, ExitCodesSayWhatHappened) {
+  redis_server server;
+  const std::string url = "--redis redis://127.0.0.1:" + std::to_string(server.port());
+  // Not an IMEI: a usage error, not "owner: null".
+  const run_result bad_imei = run_tgw("registry --imei abc " + url);
+  EXPECT_EQ(bad_imei.exit_code, 2) << bad_imei.out;
+  EXPECT_NE(bad_imei.out.find("--imei"), std::string::npos) << bad_imei.out;
+  // A dry run is a check: 0 when the projections match the journals, 3 when not.
+  auto redis = server.connect();
+  EXPECT_EQ(run_tgw("projections rebuild --dry-run " + url).exit_code, 0);
+  redis.command({"XADD", "journal:356307042441013", "*", "type", "identified", "at_ms", "1000",
+                 "instance", "gw", "peer", "127.0.0.1:1", "transport", "tcp"});
+  const run_result differs = run_tgw("projections rebuild --dry-run " + url);
+  EXPECT_EQ(differs.exit_code, 3) << differs.out;
+  EXPECT_EQ(run_tgw("projections rebuild " + url).exit_code, 0);
+  EXPECT_EQ(run_tgw("projections rebuild --dry-run " + url).exit_code, 0);
+  // A URL that does not parse is a usage error everywhere.
+  EXPECT_EQ(run_tgw("registry --redis http://x").exit_code, 2);
+  EXPECT_EQ(run_tgw("projections rebuild --redis http://x").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace tgw::test
