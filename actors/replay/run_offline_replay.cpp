@@ -211,7 +211,8 @@ infra::replay::offline_result run_offline_replay(const infra::capture::capture_s
       r.imei = std::string(id.str());
     r.recorded = infra::replay::read_answers(run.recorded_answers);
     r.replayed = infra::replay::read_answers(run.link->sent);
-    r.bytes_equal = run.recorded_answers == run.link->sent;
+    r.bytes_equal = infra::replay::without_commands(run.recorded_answers) ==
+                    infra::replay::without_commands(run.link->sent);
     r.problems = run.rec->problems;
     result.reports.push_back(std::move(r));
     if (run.session) caf::anon_send_exit(run.session, caf::exit_reason::user_shutdown);

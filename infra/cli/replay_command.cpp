@@ -2,12 +2,17 @@
 
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include <CLI/CLI.hpp>
 
+#include "codecs/imei.hpp"
 #include "infra/capture/capture_loader.hpp"
+#include "infra/cli/redis_choice.hpp"
 #include "infra/log/log.hpp"
+#include "infra/redis/connection.hpp"
 #include "infra/replay/live_replay.hpp"
+#include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::infra {
 namespace {
@@ -22,7 +27,63 @@ struct replay_options {
   std::string crc = "strict";
   std::size_t max_frame_size = std::size_t{16} * 1024;
   bool quiet = false;
+  bool force = false;
+  redis_choice redis;
 };
+
+// The IMEIs of the capture's handshakes.
+std::set<std::string> devices_of(const capture::capture_set& capture) {
+  std::set<std::string> imeis;
+  for (const auto& c : capture.connections)
+    for (const auto& chunk : c.chunks) {
+      if (!chunk.from_device) continue;
+      codecs::imei id;
+      if (codecs::parse_imei_packet(chunk.bytes, id).ok()) imeis.insert(std::string(id.str()));
+      break;
+    }
+  return imeis;
+}
+
+// A gateway recognises only a device's last accepted packet as a resend, so replaying
+// a capture into the Redis that already stored it stores every earlier packet again.
+// Refuses (false) when the target's Redis already knows any of the capture's devices;
+// warns and goes on when that Redis cannot be found.
+bool target_is_fresh(const replay_options& o, const capture::capture_set& capture) {
+  const auto imeis = devices_of(capture);
+  if (imeis.empty()) return true;
+  std::string error;
+  bool usage = false;
+  const auto where = resolve_redis(o.redis, error, usage);
+  if (!where) {
+    std::cerr << "tgw replay: cannot check whether the target already holds these devices ("
+              << error << "); going on\n";
+    return true;
+  }
+  redis::connection conn(
+      {*where, std::chrono::milliseconds{2000}, std::chrono::milliseconds{5000}, "tgw-replay"});
+  std::vector<std::vector<std::string>> probes;
+  for (const auto& imei : imeis) probes.push_back({"EXISTS", telemetry::keys::device(imei)});
+  const auto replies = conn.pipeline(probes);
+  std::vector<std::string> known;
+  auto it = imeis.begin();
+  for (const auto& r : replies) {
+    if (r.is_error()) {
+      std::cerr << "tgw replay: cannot check whether the target already holds these devices ("
+                << r.text << "); going on\n";
+      return true;
+    }
+    if (r.integer == 1) known.push_back(*it);
+    ++it;
+  }
+  if (known.empty()) return true;
+  std::cerr << "tgw replay: the Redis at " << where->describe() << " already holds " << known.size()
+            << " of the capture's " << imeis.size() << " devices (" << known.front()
+            << (known.size() > 1 ? ", ..." : "")
+            << "): replaying would store their records again, since a gateway recognises only "
+               "a device's last packet as a resend. Replay into a fresh gateway, or pass "
+               "--force\n";
+  return false;
+}
 
 bool split_host_port(const std::string& text, std::string& host, std::uint16_t& port) {
   const auto colon = text.rfind(':');
@@ -40,6 +101,8 @@ bool split_host_port(const std::string& text, std::string& host, std::uint16_t& 
   return true;
 }
 
+constexpr int exit_target_holds_devices = 3;
+
 int run_replay(const replay_options& o, const replay::offline_runner& offline) {
   std::string host;
   std::uint16_t port = 0;
@@ -53,6 +116,7 @@ int run_replay(const replay_options& o, const replay::offline_runner& offline) {
   }
   const capture::capture_set capture = capture::load_captures(o.captures, o.device_port);
   for (const auto& e : capture.errors) std::cerr << "capture error: " << e << '\n';
+  if (!o.offline && !o.force && !target_is_fresh(o, capture)) return exit_target_holds_devices;
 
   std::vector<replay::connection_report> reports;
   if (o.offline) {
@@ -91,8 +155,11 @@ void add_replay_command(CLI::App& app, const replay::offline_runner& offline, in
       "Replay recorded device traffic (pcap or pcapng, e.g. from `tgw serve --capture-dir`\n"
       "or tcpdump). --offline runs it through the gateway's session logic with a virtual\n"
       "clock and prints the journal events as JSON lines; --to HOST:PORT re-enacts the\n"
-      "devices against a gateway. A per-connection report goes to stderr. Exit code: 0 all\n"
-      "connections answered as recorded, 1 a difference or a capture error, 2 usage.");
+      "devices against a gateway, after checking that the gateway's Redis (--redis, else\n"
+      "found as by the client commands) does not hold the capture's devices yet. A\n"
+      "per-connection report goes to stderr. Exit code: 0 all connections answered as\n"
+      "recorded, 1 a difference or a capture error, 2 usage, 3 the target already holds\n"
+      "the devices (--force replays anyway).");
   cmd->add_option("captures", o->captures,
                   "Capture files, read in this order as one capture (a rotated set in name "
                   "order)")
@@ -121,6 +188,10 @@ void add_replay_command(CLI::App& app, const replay::offline_runner& offline, in
       ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 20))
       ->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "Report only connections that differ");
+  cmd->add_flag("--force", o->force,
+                "--to: replay even into a Redis that already holds the capture's devices "
+                "(their packets before the last one are stored again)");
+  add_redis_options(cmd, o->redis);
   cmd->callback([o, offline, &exit_code] {
     // The session logic logs as in a live gateway; replay output is the events.
     setup_logging("off", "text");

@@ -34,6 +34,57 @@ gateway_answers read_answers(std::span<const std::uint8_t> stream) {
   return a;
 }
 
+namespace {
+
+// The [start, end) ranges of the command frames in a gateway-to-device stream, found
+// the way read_answers() walks it.
+std::vector<std::pair<std::size_t, std::size_t>> command_ranges(
+    std::span<const std::uint8_t> stream) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::size_t at = stream.empty() ? 0 : 1;
+  while (at + 4 <= stream.size()) {
+    if (be32(stream, at) != 0) {
+      at += 4;
+      continue;
+    }
+    if (at + 8 > stream.size()) break;
+    const std::size_t end = at + 12 + be32(stream, at + 4);
+    if (end > stream.size()) {
+      out.emplace_back(at, stream.size());  // a frame cut short: still not an answer
+      break;
+    }
+    out.emplace_back(at, end);
+    at = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::size_t> answer_bytes(std::span<const std::uint8_t> stream) {
+  std::vector<std::size_t> prefix(stream.size() + 1, 0);
+  const auto ranges = command_ranges(stream);
+  std::size_t r = 0;
+  for (std::size_t i = 0; i < stream.size(); ++i) {
+    while (r < ranges.size() && i >= ranges[r].second) ++r;
+    const bool in_command = r < ranges.size() && i >= ranges[r].first;
+    prefix[i + 1] = prefix[i] + (in_command ? 0 : 1);
+  }
+  return prefix;
+}
+
+std::vector<std::uint8_t> without_commands(std::span<const std::uint8_t> stream) {
+  std::vector<std::uint8_t> out;
+  std::size_t at = 0;
+  for (const auto& [start, end] : command_ranges(stream)) {
+    out.insert(out.end(), stream.begin() + static_cast<std::ptrdiff_t>(at),
+               stream.begin() + static_cast<std::ptrdiff_t>(start));
+    at = end;
+  }
+  out.insert(out.end(), stream.begin() + static_cast<std::ptrdiff_t>(at), stream.end());
+  return out;
+}
+
 std::string describe(const gateway_answers& a) {
   std::string out = a.handshake < 0    ? "no handshake reply"
                     : a.handshake == 1 ? "handshake 01"
@@ -61,6 +112,9 @@ std::string describe(const connection_report& r) {
                     (r.imei.empty() ? "" : ", " + r.imei) + "): ";
   if (r.as_recorded()) {
     out += "as recorded: " + describe(r.replayed);
+    if (r.recorded.commands > 0)
+      out += " (the recording's " + std::to_string(r.recorded.commands) +
+             " command(s) came from an operator and are not replayed)";
     return out;
   }
   out += "DIFFERS: recorded " + describe(r.recorded) + "; replayed " + describe(r.replayed);

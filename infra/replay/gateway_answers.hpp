@@ -21,6 +21,15 @@ struct gateway_answers {
 /// Splits a gateway-to-device byte stream into its answers.
 [[nodiscard]] gateway_answers read_answers(std::span<const std::uint8_t> stream);
 
+/// For each prefix length n of `stream` (0..size), how many of its first n bytes are
+/// answers to the device (handshake verdict, ACKs) rather than Codec 12/14 commands.
+/// Commands come from an operator, not from what the device sent, so a replay cannot
+/// reproduce them: it waits for and compares the answers alone.
+[[nodiscard]] std::vector<std::size_t> answer_bytes(std::span<const std::uint8_t> stream);
+
+/// `stream` without its command frames.
+[[nodiscard]] std::vector<std::uint8_t> without_commands(std::span<const std::uint8_t> stream);
+
 /// "handshake 01, 3 ACKs (1,1,2)" and the like, for reports.
 [[nodiscard]] std::string describe(const gateway_answers& a);
 
@@ -31,7 +40,8 @@ struct connection_report {
   std::string imei;    ///< From the handshake, empty when there was none.
   gateway_answers recorded;
   gateway_answers replayed;
-  bool bytes_equal = false;           ///< The gateway's byte streams are identical.
+  /// The gateway's answers (its bytes less command frames) are identical.
+  bool bytes_equal = false;
   std::vector<std::string> problems;  ///< Capture problems and replay failures.
 
   [[nodiscard]] bool as_recorded() const { return bytes_equal && problems.empty(); }

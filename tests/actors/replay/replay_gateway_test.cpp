@@ -8,9 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <future>
 #include <map>
 #include <sstream>
 
+#include "codecs/command.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/replay_scenarios.hpp"
 #include "tests/support/run_tgw.hpp"
@@ -133,13 +135,96 @@ TEST_F(ReplayGateway, OfflineReplayOfARecordingEqualsTheLiveJournal) {
   // The same devices against a fresh gateway and an empty Redis: the same answers.
   redis.command({"FLUSHALL"});
   start("");
-  std::string live_args = "--to 127.0.0.1:" + std::to_string(port) + " --speed 0";
+  std::string live_args = "--to 127.0.0.1:" + std::to_string(port) +
+                          " --speed 0 --redis redis://127.0.0.1:" + std::to_string(server.port());
   for (const auto& f : files) live_args += " " + f;
   const auto live = run_tgw("replay " + live_args);
   EXPECT_EQ(live.exit_code, 0) << live.out;
   // Three connections: the two devices and the readiness probe of start().
   EXPECT_NE(live.out.find("3 as recorded, 0 differing, 0 capture errors"), std::string::npos)
       << live.out;
+  stop();
+}
+
+/// Reads the Codec 12 command the gateway wrote to `d` and answers it "OK <text>".
+bool answer_command(const device& d) {
+  auto head = d.receive(8);
+  if (!head) return false;
+  const std::size_t length = (std::size_t{(*head)[4]} << 24) | (std::size_t{(*head)[5]} << 16) |
+                             (std::size_t{(*head)[6]} << 8) | (*head)[7];
+  auto rest = d.receive(length + 4);
+  if (!rest) return false;
+  bytes frame = *head;
+  frame.insert(frame.end(), rest->begin(), rest->end());
+  codecs::command_message m;
+  if (!codecs::decode_command_frame(frame, m).ok()) return false;
+  codecs::command_fields f;
+  f.codec = codecs::codec_id::codec12;
+  f.type = codecs::message_type::response;
+  const std::string reply = "OK " + std::string(m.payload_text());
+  f.payload = codecs::as_bytes(reply);
+  bytes out;
+  if (codecs::encode_command_frame(f, out) != codecs::errc::ok) return false;
+  d.send(out);
+  return true;
+}
+
+// A recording that holds an operator's command replays as recorded, offline and live
+// (the command is not the device's doing, so it is not replayed); replaying it into the
+// gateway that recorded it is refused, since the gateway recognises only a device's
+// last packet as a resend and would store the others again.
+TEST_F(ReplayGateway, ACaptureWithACommandReplaysAndTheRecordingGatewayIsRefused) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "replay_command_capture";
+  std::filesystem::remove_all(dir);
+  start(dir.string());
+  const std::string url = "redis://127.0.0.1:" + std::to_string(server.port());
+  const char* imei = "356307042441013";
+  {
+    device a(port);
+    a.send(sc::handshake(imei));
+    ASSERT_EQ(a.receive(1), bytes{0x01});
+    for (std::uint64_t i = 0; i < 3; ++i) {
+      a.send(sc::avl(codecs::codec_id::codec8e, 2, 1'699'999'000'000 + i * 10'000));
+      ASSERT_EQ(a.receive(4), sc::ack(2));
+    }
+    ASSERT_TRUE(eventually([&] {
+      return redis.command({"HGET", "connections:registry", imei}).text == "gw-replay";
+    }));
+    auto sent = std::async(std::launch::async, [&] {
+      return run_tgw("command send --redis " + url + " --imei " + imei + " --text getinfo");
+    });
+    EXPECT_TRUE(answer_command(a));
+    EXPECT_EQ(sent.get().exit_code, 0);
+    a.send(sc::avl(codecs::codec_id::codec8e, 1, 1'699'999'100'000));
+    ASSERT_EQ(a.receive(4), sc::ack(1));
+  }
+  ASSERT_TRUE(eventually([&] { return journal(imei).size() >= 7; }));
+  stop();
+  std::string files;
+  for (const auto& f : capture_files(dir)) files += " " + f;
+
+  const auto offline = run_tgw("replay --offline" + files);
+  EXPECT_EQ(offline.exit_code, 0) << offline.out;
+  EXPECT_NE(offline.out.find("command(s) came from an operator and are not replayed"),
+            std::string::npos)
+      << offline.out;
+
+  // Into the gateway (and Redis) that recorded it: refused, nothing stored again.
+  start("");
+  const auto stored = redis.command({"XLEN", "telemetry:records"}).integer;
+  const std::string to = "replay --to 127.0.0.1:" + std::to_string(port) + " --speed 0";
+  const auto refused = run_tgw(to + " --redis " + url + files);
+  EXPECT_EQ(refused.exit_code, 3) << refused.out;
+  EXPECT_NE(refused.out.find("already holds 1 of the capture's 1 devices"), std::string::npos)
+      << refused.out;
+  EXPECT_EQ(redis.command({"XLEN", "telemetry:records"}).integer, stored);
+
+  // Into a fresh one: as recorded, the command included.
+  redis.command({"FLUSHALL"});
+  const auto fresh = run_tgw(to + " --redis " + url + files);
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.out;
+  EXPECT_NE(fresh.out.find("0 differing, 0 capture errors"), std::string::npos) << fresh.out;
+  EXPECT_EQ(redis.command({"XLEN", "telemetry:records"}).integer, stored);
   stop();
 }
 
