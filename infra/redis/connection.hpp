@@ -22,6 +22,11 @@ namespace tgw::infra::redis {
 /// makes a new context rather than calling redisReconnect, because hiredis 0.14
 /// drops the socket timeouts on reconnect; timeouts, AUTH, SELECT and the client name
 /// are applied every time.
+///
+/// With a redis+sentinel:// endpoint every connect asks the sentinels for the master
+/// and checks with ROLE that the server found is a master: a connection never writes
+/// to a replica. In every mode a `-READONLY` reply (the server was demoted under us)
+/// drops the connection like an IO error, so the next command finds the new master.
 class connection {
  public:
   struct options {
@@ -57,14 +62,21 @@ class connection {
   std::vector<value> pipeline_encoded(std::string_view commands, std::size_t count);
 
   [[nodiscard]] const options& settings() const noexcept { return opts_; }
+  /// The server this connection talks to, or last talked to: the endpoint itself, or
+  /// in sentinel mode the master the sentinels named.
+  [[nodiscard]] std::string server() const;
 
  private:
+  bool connect_to(const endpoint& target, std::string& error);
+  bool find_master(endpoint& target, std::string& error);
+  void drop_if_demoted(const value& reply) noexcept;
   value run(int argc, const char** argv, const std::size_t* lengths);
   value io_failure();
   std::vector<value> read_replies(std::size_t count);
 
   options opts_;
   redisContext* ctx_ = nullptr;
+  host_port master_;  ///< Sentinel mode: the master of the last connect.
 };
 
 }  // namespace tgw::infra::redis
