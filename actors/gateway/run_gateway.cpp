@@ -159,7 +159,9 @@ int run_gateway(const infra::serve_options& o) {
     where = *parsed;
   }
 
-  infra::telemetry::store_settings settings{instance, o.journal_maxlen, o.telemetry_maxlen};
+  infra::telemetry::store_settings settings{instance, o.journal_maxlen, o.telemetry_maxlen,
+                                            o.ack_replicas,
+                                            std::chrono::milliseconds{o.ack_replicas_timeout_ms}};
   auto make_store = [&](int shard) {
     return std::make_shared<infra::telemetry::redis_telemetry_store>(
         infra::redis::connection::options{where, 2000ms, 5000ms,
