@@ -1,0 +1,217 @@
+// A gateway on a replicated Redis behind Sentinel, with --ack-replicas 1: the master
+// dies in the middle of ingest, the gateway finds the new master by itself, and every
+// record it ACKed is there, once. Short of the replicas it asks for, nothing is ACKed
+// and the shortfall is counted; ACKs resume when the replica returns. Real redis-server,
+// redis-sentinel and tgw processes; waits poll up to a deadline and assert no timing.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codecs/avl_encode.hpp"
+#include "codecs/imei.hpp"
+#include "tests/support/redis_ha.hpp"
+#include "tests/support/test_device.hpp"
+
+namespace tgw::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* imei = "356307042441013";
+
+bytes handshake() {
+  codecs::imei id;
+  EXPECT_EQ(codecs::imei::parse(imei, id), codecs::errc::ok);
+  bytes out;
+  codecs::encode_imei_packet(id, out);
+  return out;
+}
+
+/// A 1-record packet whose record time identifies it.
+bytes packet(std::uint64_t ts) {
+  codecs::avl_record_data r;
+  r.timestamp_ms = ts;
+  r.priority = 1;
+  r.satellites = 7;
+  const std::vector<codecs::avl_record_data> records = {r};
+  bytes out;
+  EXPECT_EQ(codecs::encode_avl_frame(codecs::codec_id::codec8, records, out), codecs::errc::ok);
+  return out;
+}
+
+const bytes ack_one = {0, 0, 0, 1};
+
+/// A tracker that keeps one packet in flight and resends it until it is ACKed,
+/// reconnecting when the gateway closes the socket: what real devices do.
+class tracker {
+ public:
+  explicit tracker(std::uint16_t port) : port_(port) {}
+
+  /// Sends packet `ts` until ACKed or `deadline`; true when ACKed.
+  bool deliver(std::uint64_t ts, std::chrono::milliseconds deadline = 60s) {
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    while (std::chrono::steady_clock::now() < end) {
+      if (!link_ && !connect()) {
+        std::this_thread::sleep_for(200ms);
+        continue;
+      }
+      link_->send(packet(ts));
+      const auto answer = link_->receive(4);
+      if (answer == ack_one) return true;
+      if (!answer) link_.reset();  // timeout or closed: reconnect and resend
+    }
+    return false;
+  }
+
+ private:
+  bool connect() {
+    auto d = std::make_unique<device>(port_);
+    if (!d->connected()) return false;
+    d->send(handshake());
+    if (d->receive(1) != bytes{0x01}) return false;
+    link_ = std::move(d);
+    return true;
+  }
+
+  std::uint16_t port_;
+  std::unique_ptr<device> link_;
+};
+
+/// Record times in the telemetry stream of the server on `port`, with their counts.
+std::map<std::string, int> stored_times(redis_ha& ha, std::uint16_t port) {
+  std::map<std::string, int> times;
+  const auto entries = ha.connect(port).command({"XRANGE", "telemetry:records", "-", "+"});
+  for (const auto& e : entries.elements) {
+    const auto& fields = e.elements.at(1).elements;
+    for (std::size_t i = 0; i + 1 < fields.size(); i += 2)
+      if (fields[i].text == "ts") ++times[fields[i + 1].text];
+  }
+  return times;
+}
+
+std::string scrape(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "GET /metrics HTTP/1.0\r\n\r\n";
+    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    timeval tv{2, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buffer[4096];
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
+      out.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+class Failover : public ::testing::Test {
+ protected:
+  void start(const std::vector<std::string>& extra) {
+    port = free_port();
+    metrics_port = free_port();
+    std::vector<std::string> argv = {TGW_BINARY,
+                                     "serve",
+                                     "--port",
+                                     std::to_string(port),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--redis",
+                                     ha.url(),
+                                     "--metrics-addr",
+                                     "127.0.0.1:" + std::to_string(metrics_port),
+                                     "--instance-id",
+                                     "gw-failover",
+                                     "--ack-replicas-timeout-ms",
+                                     "300"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    gateway.emplace(argv, ::testing::TempDir() + "/failover-gateway.log");
+    ASSERT_TRUE(eventually([&] { return device(port).connected(); }, 20s))
+        << "gateway did not start";
+  }
+
+  // Two replicas: after a failover one of them still follows the new master, so
+  // --ack-replicas 1 can be met without the dead master coming back.
+  redis_ha ha{2};
+  std::uint16_t port = 0;
+  std::uint16_t metrics_port = 0;
+  std::optional<child_process> gateway;
+};
+
+TEST_F(Failover, IngestResumesOnTheNewMasterWithEveryAckedRecordThere) {
+  start({"--ack-replicas", "1"});
+  tracker t(port);
+  std::set<std::string> acked;
+  std::uint64_t ts = 1'700'000'000'000;
+  for (int i = 0; i < 20; ++i, ts += 1000) {
+    ASSERT_TRUE(t.deliver(ts)) << "packet " << i;
+    acked.insert(std::to_string(ts));
+  }
+  const std::uint16_t old_master = ha.data_ports()[0];
+  ha.kill(old_master);
+  // Packets go on during the failover; each is resent until the gateway ACKs it.
+  for (int i = 0; i < 20; ++i, ts += 1000) {
+    ASSERT_TRUE(t.deliver(ts)) << "packet " << i << " after the kill";
+    acked.insert(std::to_string(ts));
+  }
+  ASSERT_TRUE(ha.wait_for_new_master(old_master, 30s));
+  const auto stored = stored_times(ha, ha.master_port());
+  for (const auto& time : acked) {
+    const auto it = stored.find(time);
+    EXPECT_TRUE(it != stored.end()) << "ACKed record " << time << " lost in the failover";
+    if (it != stored.end()) {
+      EXPECT_EQ(it->second, 1) << "record " << time << " stored twice";
+    }
+  }
+  // The new master has the function library the writers call.
+  const auto library =
+      ha.connect(ha.master_port()).command({"FUNCTION", "LIST", "LIBRARYNAME", "tgw_gateway"});
+  EXPECT_EQ(library.elements.size(), 1U);
+  gateway->signal(SIGTERM);
+  EXPECT_EQ(gateway->wait(), 0);
+}
+
+TEST_F(Failover, ShortOfReplicasNothingIsAckedUntilTheReplicaReturns) {
+  start({"--ack-replicas", "2"});
+  tracker t(port);
+  ASSERT_TRUE(t.deliver(1'700'000'000'000));
+  const std::uint16_t replica = ha.data_ports()[1];
+  ha.kill(replica);
+  device d(port);
+  d.send(handshake());
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  d.send(packet(1'700'000'001'000));
+  EXPECT_EQ(d.receive(4), std::nullopt) << "ACKed without a replica";
+  EXPECT_TRUE(eventually([&] {
+    return scrape(metrics_port)
+                   .find(
+                       "teltonika_persist_failures_total{instance_id=\"gw-failover\","
+                       "reason=\"replicas\"} ") != std::string::npos &&
+           scrape(metrics_port).find("reason=\"replicas\"} 0") == std::string::npos;
+  }));
+  ha.restart(replica);
+  ASSERT_TRUE(ha.wait_for_replica(replica, 30s));
+  EXPECT_TRUE(t.deliver(1'700'000'001'000));
+  gateway->signal(SIGTERM);
+  EXPECT_EQ(gateway->wait(), 0);
+}
+
+}  // namespace
+}  // namespace tgw::test
