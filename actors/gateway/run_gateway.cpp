@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 
 #include <fstream>
 #include <optional>
@@ -118,6 +119,23 @@ void hand_over_commands(const infra::redis::endpoint& where, const std::string& 
                  counts->handled, counts->rerouted, counts->failed);
 }
 
+// Not fatal: replicas may be on their way. But an operator who asked for replicated
+// ACKs on a master without replicas sees nothing ACKed, and must hear why at once.
+void warn_if_short_of_replicas(const infra::redis::endpoint& where, int wanted) {
+  infra::redis::connection redis({where, 2000ms, 5000ms, "tgw-replica-check"});
+  const auto info = redis.command({"INFO", "replication"});
+  const auto at = info.text.find("connected_slaves:");
+  const int connected = at == std::string::npos ? 0 : std::atoi(info.text.c_str() + at + 17);
+  if (connected < wanted)
+    spdlog::warn(
+        "--ack-replicas {}: {} has {} connected replica(s); no packet is ACKed until {} "
+        "replica(s) confirm it",
+        wanted, redis.server(), connected, wanted);
+  else
+    spdlog::info("--ack-replicas {}: {} has {} connected replica(s)", wanted, redis.server(),
+                 connected);
+}
+
 }  // namespace
 
 int run_gateway(const infra::serve_options& o) {
@@ -175,7 +193,9 @@ int run_gateway(const infra::serve_options& o) {
       spdlog::error("cannot use Redis at {}: {}", where.describe(), error);
       return 1;
     }
+    if (where.via_sentinel()) spdlog::info("Redis: {} (via {})", probe->server(), where.describe());
   }
+  if (o.ack_replicas > 0) warn_if_short_of_replicas(where, o.ack_replicas);
 
   // Half the cores for each pool by default: a gateway usually shares its host with
   // Redis, and on two cores one thread per pool spent about a tenth less CPU per

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -211,6 +212,43 @@ TEST_F(Failover, ShortOfReplicasNothingIsAckedUntilTheReplicaReturns) {
   EXPECT_TRUE(t.deliver(1'700'000'001'000));
   gateway->signal(SIGTERM);
   EXPECT_EQ(gateway->wait(), 0);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Whatever a sentinel URL gets wrong, serve and the client commands say so in one line
+// with the exit codes the CLI already uses: 2 for a URL that does not parse, 1 for a
+// deployment that does not answer.
+TEST(SentinelErrors, EachMistakeIsOneClearLineAndTheUsualExitCode) {
+  redis_ha ha{1};
+  const std::string sentinels = ha.url().substr(0, ha.url().rfind('/'));
+  const std::string nowhere = "redis+sentinel://127.0.0.1:" + std::to_string(free_port()) + "/tgw";
+  struct mistake {
+    const char* name;
+    std::string url;
+    int exit_code;
+    const char* said;
+  };
+  const std::vector<mistake> mistakes = {
+      {"wrong master name", sentinels + "/nope", 1, "no sentinel knows master 'nope'"},
+      {"no sentinel", nowhere, 1, "no sentinel reachable for master 'tgw'"},
+      {"no master name", sentinels, 2, "missing master name"},
+      {"bad port", "redis+sentinel://127.0.0.1:x/tgw", 2, "bad port 'x'"},
+  };
+  for (const auto& m : mistakes) {
+    const std::string log = ::testing::TempDir() + "/sentinel-errors.log";
+    std::remove(log.c_str());
+    child_process serve({TGW_BINARY, "serve", "--redis", m.url, "--port", "0", "--metrics-addr",
+                         ""},
+                        log);
+    EXPECT_EQ(serve.wait(), m.exit_code) << m.name << ": " << read_file(log);
+    EXPECT_NE(read_file(log).find(m.said), std::string::npos) << m.name << ": " << read_file(log);
+    child_process registry({TGW_BINARY, "registry", "--redis", m.url}, log);
+    EXPECT_EQ(registry.wait(), m.exit_code) << m.name << " (registry): " << read_file(log);
+  }
 }
 
 }  // namespace
