@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -22,8 +23,10 @@
 #include <vector>
 
 #include "codecs/avl_encode.hpp"
+#include "codecs/command.hpp"
 #include "codecs/imei.hpp"
 #include "tests/support/redis_ha.hpp"
+#include "tests/support/run_tgw.hpp"
 #include "tests/support/test_device.hpp"
 
 namespace tgw::test {
@@ -173,6 +176,13 @@ TEST_F(Failover, IngestResumesOnTheNewMasterWithEveryAckedRecordThere) {
     acked.insert(std::to_string(ts));
   }
   ASSERT_TRUE(ha.wait_for_new_master(old_master, 30s));
+  // A promoted replica that lacks the function libraries (flushed here, as a replica
+  // set up from a backup without them would): the writers load them again.
+  ASSERT_EQ(ha.connect(ha.master_port()).command({"FUNCTION", "FLUSH", "SYNC"}).text, "OK");
+  for (int i = 0; i < 5; ++i, ts += 1000) {
+    ASSERT_TRUE(t.deliver(ts)) << "packet " << i << " after the library was flushed";
+    acked.insert(std::to_string(ts));
+  }
   const auto stored = stored_times(ha, ha.master_port());
   for (const auto& time : acked) {
     const auto it = stored.find(time);
@@ -214,6 +224,104 @@ TEST_F(Failover, ShortOfReplicasNothingIsAckedUntilTheReplicaReturns) {
   EXPECT_EQ(gateway->wait(), 0);
 }
 
+/// The next Codec 12 command text written to `d`, or nullopt.
+std::optional<std::string> receive_command(const device& d) {
+  auto head = d.receive(8);
+  if (!head) return std::nullopt;
+  const std::size_t length = (std::size_t{(*head)[4]} << 24) | (std::size_t{(*head)[5]} << 16) |
+                             (std::size_t{(*head)[6]} << 8) | (*head)[7];
+  auto rest = d.receive(length + 4);
+  if (!rest) return std::nullopt;
+  bytes frame = *head;
+  frame.insert(frame.end(), rest->begin(), rest->end());
+  codecs::command_message m;
+  if (!codecs::decode_command_frame(frame, m).ok()) return std::nullopt;
+  return std::string(m.payload_text());
+}
+
+void answer(const device& d, const std::string& text) {
+  codecs::command_fields f;
+  f.codec = codecs::codec_id::codec12;
+  f.type = codecs::message_type::response;
+  f.payload = codecs::as_bytes(text);
+  bytes out;
+  ASSERT_EQ(codecs::encode_command_frame(f, out), codecs::errc::ok);
+  d.send(out);
+}
+
+/// `tgw command send` to the device while it answers like a tracker; the exit code.
+int command_round_trip(const std::string& url, const device& d, const std::string& text) {
+  auto sent = std::async(std::launch::async, [&] {
+    return run_tgw("command send --redis '" + url + "' --imei " + imei + " --text " + text +
+                   " --timeout 20s");
+  });
+  const auto got = receive_command(d);
+  if (got) answer(d, "OK " + *got);
+  const auto result = sent.get();
+  EXPECT_EQ(got, std::optional<std::string>(text)) << result.out;
+  return result.exit_code;
+}
+
+// The command path lives in Redis too: the instance's stream, its consumer group and
+// the pending entries list. All of it moves with a failover, and commands go on.
+TEST_F(Failover, CommandsReachTheDeviceBeforeAndAfterAFailover) {
+  start({"--ack-replicas", "1"});
+  device d(port);
+  d.send(handshake());
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  // The registry entry must be there before a publisher can route to the device.
+  ASSERT_TRUE(eventually([&] {
+    return ha.connect(ha.master_port()).command({"HGET", "connections:registry", imei}).text ==
+           "gw-failover";
+  }));
+  EXPECT_EQ(command_round_trip(ha.url(), d, "before"), 0);
+  const std::uint16_t old_master = ha.master_port();
+  // Replicated before the kill, or the registry entry could be the write the failover
+  // loses (the registry repairs itself, but only on its next write).
+  ASSERT_EQ(ha.connect(old_master).command({"WAIT", "2", "2000"}).integer, 2);
+  ha.kill(old_master);
+  ASSERT_TRUE(ha.wait_for_new_master(old_master, 30s));
+  int code = -1;
+  for (int attempt = 0; attempt < 5 && code != 0; ++attempt)
+    code = command_round_trip(ha.url(), d, "after");
+  EXPECT_EQ(code, 0);
+  // Nothing left pending in the consumer group on the new master.
+  const auto pending =
+      ha.connect(ha.master_port()).command({"XPENDING", "commands:outbound:gw-failover", "ingest"});
+  ASSERT_TRUE(pending.is_array()) << pending.text;
+  EXPECT_EQ(pending.elements.at(0).integer, 0);
+  gateway->signal(SIGTERM);
+  EXPECT_EQ(gateway->wait(), 0);
+}
+
+// `tgw node` meets in the same Redis: after a failover its nodes find the new master,
+// one of them emits, and the others go on handling messages there.
+TEST(NodeFailover, NodesKeepAnEmitterAndHandleMessagesAfterAFailover) {
+  redis_ha ha{2};
+  std::vector<child_process> nodes;
+  for (const char* id : {"a", "b", "c"})
+    nodes.emplace_back(
+        std::vector<std::string>{TGW_BINARY, "node", "--redis", ha.url(), "--id", id, "--interval",
+                                 "50", "--work-ms", "5", "--record-handled"},
+        ::testing::TempDir() + "/node-failover-" + id + ".log");
+  auto handled = [&] {
+    return ha.connect(ha.master_port()).command({"HLEN", "nodes:handled"}).integer;
+  };
+  ASSERT_TRUE(eventually([&] { return handled() > 5; }, 20s));
+  const std::uint16_t old_master = ha.master_port();
+  ha.kill(old_master);
+  ASSERT_TRUE(ha.wait_for_new_master(old_master, 30s));
+  // What the new master held at promotion, then more on top: the cluster goes on there.
+  const std::int64_t at_promotion = handled();
+  EXPECT_TRUE(eventually([&] { return handled() > at_promotion + 5; }, 30s));
+  EXPECT_TRUE(eventually([&] {
+    const auto emitter = ha.connect(ha.master_port()).command({"GET", "nodes:emitter"}).text;
+    return emitter == "a" || emitter == "b" || emitter == "c";
+  }));
+  for (auto& n : nodes) n.signal(SIGTERM);
+  for (auto& n : nodes) EXPECT_EQ(n.wait(), 0);
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -241,9 +349,8 @@ TEST(SentinelErrors, EachMistakeIsOneClearLineAndTheUsualExitCode) {
   for (const auto& m : mistakes) {
     const std::string log = ::testing::TempDir() + "/sentinel-errors.log";
     std::remove(log.c_str());
-    child_process serve({TGW_BINARY, "serve", "--redis", m.url, "--port", "0", "--metrics-addr",
-                         ""},
-                        log);
+    child_process serve(
+        {TGW_BINARY, "serve", "--redis", m.url, "--port", "0", "--metrics-addr", ""}, log);
     EXPECT_EQ(serve.wait(), m.exit_code) << m.name << ": " << read_file(log);
     EXPECT_NE(read_file(log).find(m.said), std::string::npos) << m.name << ": " << read_file(log);
     child_process registry({TGW_BINARY, "registry", "--redis", m.url}, log);
