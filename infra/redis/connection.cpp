@@ -4,6 +4,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include "infra/redis/sentinel_watch.hpp"
+
 namespace tgw::infra::redis {
 namespace {
 
@@ -65,7 +67,9 @@ std::optional<std::int64_t> value::as_int() const {
   return negative ? -n : n;
 }
 
-connection::connection(options opts) : opts_(std::move(opts)) {}
+connection::connection(options opts) : opts_(std::move(opts)) {
+  if (opts_.where.via_sentinel()) watch_ = sentinel_watch::of(opts_.where);
+}
 
 connection::~connection() {
   disconnect();
@@ -83,8 +87,15 @@ std::string connection::server() const {
                                : master_.host + ":" + std::to_string(master_.port));
 }
 
+void connection::drop_if_switched() noexcept {
+  if (watch_ && ctx_ != nullptr && watch_->epoch() != epoch_) disconnect();
+}
+
 bool connection::ensure_connected(std::string& error) {
+  drop_if_switched();
   if (ctx_ != nullptr) return true;
+  // Read before asking the sentinels: a switch announced after this is seen next time.
+  if (watch_) epoch_ = watch_->epoch();
   endpoint target = opts_.where;
   if (target.via_sentinel() && !find_master(target, error)) return false;
   if (!connect_to(target, error)) return false;

@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "infra/redis/connection.hpp"
+#include "infra/redis/sentinel_watch.hpp"
 #include "tests/support/redis_ha.hpp"
+#include "tests/support/test_device.hpp"
 
 namespace tgw::test {
 namespace {
@@ -85,7 +87,7 @@ TEST(SentinelConnection, FollowsAFailoverAfterTheMasterIsKilled) {
   EXPECT_EQ(c.command({"GET", "before"}).text, "1");
 }
 
-TEST(SentinelConnection, AMasterDemotedUnderAnOpenConnectionIsLeft) {
+TEST(SentinelConnection, APlannedFailoverUnderAnOpenConnectionMovesIt) {
   redis_ha ha;
   auto c = through(ha.endpoint());
   ASSERT_EQ(c.command({"SET", "k", "1"}).text, "OK");
@@ -95,16 +97,36 @@ TEST(SentinelConnection, AMasterDemotedUnderAnOpenConnectionIsLeft) {
       ha.connect(ha.sentinel_ports()[0]).command({"SENTINEL", "FAILOVER", redis_ha::master_name});
   ASSERT_EQ(forced.text, "OK") << forced.text;
   ASSERT_TRUE(ha.wait_for_new_master(ha.data_ports()[0], 30s));
-  // Until the sentinels reconfigure it, the old master still takes writes (which the
-  // failover loses: the case --ack-replicas closes). Once it is a replica it refuses
-  // them with -READONLY, and the connection moves.
-  ASSERT_TRUE(ha.wait_for_replica(ha.data_ports()[0], 30s));
-  EXPECT_TRUE(c.connected());
-  const auto refused = c.command({"SET", "k", "2"});
-  EXPECT_TRUE(refused.is_error()) << refused.text;
-  EXPECT_FALSE(c.connected());
-  EXPECT_EQ(eventually_ok(c, {"SET", "k", "2"}).text, "OK");
-  EXPECT_EQ(c.server(), "master tgw at 127.0.0.1:" + std::to_string(ha.data_ports()[1]));
+  // The announced switch (or, failing that, -READONLY once the old master is a
+  // replica) moves the connection: the write lands on the new master.
+  const std::string new_master = "master tgw at 127.0.0.1:" + std::to_string(ha.data_ports()[1]);
+  EXPECT_TRUE(eventually([&] {
+    return c.command({"SET", "k", "2"}).text == "OK" && c.server() == new_master;
+  }));
+  EXPECT_EQ(ha.connect(ha.data_ports()[1]).command({"GET", "k"}).text, "2");
+}
+
+// An announced failover moves a connection even when its old master would still take
+// the write (a master cut off from the sentinels goes on accepting writes).
+TEST(SentinelConnection, LeavesItsMasterWhenTheSentinelsAnnounceAFailover) {
+  redis_ha ha;
+  auto c = through(ha.endpoint());
+  const auto id = c.command({"CLIENT", "ID"});
+  ASSERT_TRUE(id.as_int()) << id.text;
+  const std::uint16_t old_master = ha.data_ports()[0];
+  auto watch = infra::redis::sentinel_watch::of(ha.endpoint());
+  const auto before = watch->epoch();
+  ASSERT_EQ(ha.connect(ha.sentinel_ports()[0])
+                .command({"SENTINEL", "FAILOVER", redis_ha::master_name})
+                .text,
+            "OK");
+  ASSERT_TRUE(eventually([&] { return watch->epoch() > before; }, 30s));
+  EXPECT_FALSE(c.command({"PING"}).is_error());
+  // The connection the test made first is gone from the old master.
+  const std::string mine = "id=" + std::to_string(*id.as_int()) + " ";
+  EXPECT_TRUE(eventually([&] {
+    return ha.connect(old_master).command({"CLIENT", "LIST"}).text.find(mine) == std::string::npos;
+  }));
 }
 
 TEST(SentinelConnection, NeverSettlesOnAReplica) {
