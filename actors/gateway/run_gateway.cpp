@@ -244,9 +244,13 @@ int run_gateway(const infra::serve_options& o) {
   auto directory = std::make_shared<commands::session_directory>();
   commands::responder_config responder_settings;
   responder_settings.journal_maxlen = o.journal_maxlen;
-  auto responder_handle =
-      actors.add(system.spawn<caf::detached>(commands::command_responder, responder_settings,
-                                             make_command_store("responder", 5000ms), counters));
+  // A response is a promise to a waiting publisher, like an ACK to a device: with
+  // --ack-replicas it counts as published only once replicas hold it.
+  auto responder_store = make_command_store("responder", 5000ms);
+  responder_store->require_replicas(o.ack_replicas,
+                                    std::chrono::milliseconds{o.ack_replicas_timeout_ms});
+  auto responder_handle = actors.add(system.spawn<caf::detached>(
+      commands::command_responder, responder_settings, responder_store, counters));
   commands::reader_config reader_settings;
   reader_settings.journal_maxlen = o.journal_maxlen;
   auto reader_handle = actors.add(system.spawn<caf::detached>(
