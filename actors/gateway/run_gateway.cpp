@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 
 #include <fstream>
 #include <optional>
@@ -118,6 +119,23 @@ void hand_over_commands(const infra::redis::endpoint& where, const std::string& 
                  counts->handled, counts->rerouted, counts->failed);
 }
 
+// Not fatal: replicas may be on their way. But an operator who asked for replicated
+// ACKs on a master without replicas sees nothing ACKed, and must hear why at once.
+void warn_if_short_of_replicas(const infra::redis::endpoint& where, int wanted) {
+  infra::redis::connection redis({where, 2000ms, 5000ms, "tgw-replica-check"});
+  const auto info = redis.command({"INFO", "replication"});
+  const auto at = info.text.find("connected_slaves:");
+  const int connected = at == std::string::npos ? 0 : std::atoi(info.text.c_str() + at + 17);
+  if (connected < wanted)
+    spdlog::warn(
+        "--ack-replicas {}: {} has {} connected replica(s); no packet is ACKed until {} "
+        "replica(s) confirm it",
+        wanted, redis.server(), connected, wanted);
+  else
+    spdlog::info("--ack-replicas {}: {} has {} connected replica(s)", wanted, redis.server(),
+                 connected);
+}
+
 }  // namespace
 
 int run_gateway(const infra::serve_options& o) {
@@ -159,7 +177,9 @@ int run_gateway(const infra::serve_options& o) {
     where = *parsed;
   }
 
-  infra::telemetry::store_settings settings{instance, o.journal_maxlen, o.telemetry_maxlen};
+  infra::telemetry::store_settings settings{instance, o.journal_maxlen, o.telemetry_maxlen,
+                                            o.ack_replicas,
+                                            std::chrono::milliseconds{o.ack_replicas_timeout_ms}};
   auto make_store = [&](int shard) {
     return std::make_shared<infra::telemetry::redis_telemetry_store>(
         infra::redis::connection::options{where, 2000ms, 5000ms,
@@ -173,7 +193,9 @@ int run_gateway(const infra::serve_options& o) {
       spdlog::error("cannot use Redis at {}: {}", where.describe(), error);
       return 1;
     }
+    if (where.via_sentinel()) spdlog::info("Redis: {} (via {})", probe->server(), where.describe());
   }
+  if (o.ack_replicas > 0) warn_if_short_of_replicas(where, o.ack_replicas);
 
   // Half the cores for each pool by default: a gateway usually shares its host with
   // Redis, and on two cores one thread per pool spent about a tenth less CPU per
@@ -222,9 +244,13 @@ int run_gateway(const infra::serve_options& o) {
   auto directory = std::make_shared<commands::session_directory>();
   commands::responder_config responder_settings;
   responder_settings.journal_maxlen = o.journal_maxlen;
-  auto responder_handle =
-      actors.add(system.spawn<caf::detached>(commands::command_responder, responder_settings,
-                                             make_command_store("responder", 5000ms), counters));
+  // A response is a promise to a waiting publisher, like an ACK to a device: with
+  // --ack-replicas it counts as published only once replicas hold it.
+  auto responder_store = make_command_store("responder", 5000ms);
+  responder_store->require_replicas(o.ack_replicas,
+                                    std::chrono::milliseconds{o.ack_replicas_timeout_ms});
+  auto responder_handle = actors.add(system.spawn<caf::detached>(
+      commands::command_responder, responder_settings, responder_store, counters));
   commands::reader_config reader_settings;
   reader_settings.journal_maxlen = o.journal_maxlen;
   auto reader_handle = actors.add(system.spawn<caf::detached>(

@@ -237,7 +237,8 @@ caf::behavior session(caf::event_based_actor* self,
       counters.ack_latency.observe(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - p.received).count());
     } else {
-      counters.persist_failures.fetch_add(1);
+      (o.under_replicated ? counters.persist_failures_replicas : counters.persist_failures)
+          .fetch_add(1);
       spdlog::debug("device {}: packet not persisted ({}); no ACK", state->imei, o.error);
       link->frame_done();
     }

@@ -103,7 +103,8 @@ caf::behavior udp_ingest(caf::event_based_actor* self,
                   auto& c = *config->counters;
                   c.persist_in_flight.fetch_sub(1);
                   if (!o.ok) {
-                    c.persist_failures.fetch_add(1);
+                    (o.under_replicated ? c.persist_failures_replicas : c.persist_failures)
+                        .fetch_add(1);
                     return;
                   }
                   if (o.duplicate)

@@ -40,6 +40,7 @@ struct send_settings {
   std::string timeout = "30s";
   std::string ttl = "300s";
   bool queue_if_offline = false;
+  int ack_replicas = 0;
 };
 
 // main() blocks SIGINT and SIGTERM in every thread, so they never interrupt a read;
@@ -98,6 +99,16 @@ int run_send(const send_settings& s) {
 
   nlohmann::ordered_json out;
   out["command_id"] = published->command_id;
+  if (s.ack_replicas > 0 && published->status != "offline") {
+    // Only a warning: the command is on the master and will most likely be delivered;
+    // what the publisher learns is that a failover now could lose it.
+    const auto confirmed = publisher->confirm_replicas(s.ack_replicas, milliseconds{1000});
+    out["replicas_confirmed"] = confirmed ? nlohmann::ordered_json(*confirmed) : nullptr;
+    if (!confirmed || *confirmed < s.ack_replicas)
+      std::cerr << "tgw command send: command " << published->command_id << " published, but "
+                << (confirmed ? std::to_string(*confirmed) : std::string("no")) << " of "
+                << s.ack_replicas << " replicas confirmed it: a failover now could lose it\n";
+  }
   out["imei"] = s.imei;
   std::string line;
   int code = exit_failed;
@@ -250,6 +261,12 @@ void add_command_command(CLI::App& app, int& exit_code) {
   send->add_option("--ttl", s->ttl, "Not delivered after this long (0: never expires)")
       ->envname("TGW_COMMAND_TTL")
       ->check(duration_check)
+      ->capture_default_str();
+  send->add_option("--ack-replicas", s->ack_replicas,
+                   "After publishing, WAIT for this many replicas to hold the command, and "
+                   "warn when fewer do (as tgw serve --ack-replicas does for records)")
+      ->envname("TGW_ACK_REPLICAS")
+      ->check(CLI::Range(0, 16))
       ->capture_default_str();
   send->add_flag("--queue-if-offline", s->queue_if_offline,
                  "Queue the command for the device's next connection when it is offline")

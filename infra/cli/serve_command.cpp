@@ -23,8 +23,9 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_PORT")
       ->capture_default_str();
   cmd->add_option("--redis", o->redis_url,
-                  "redis://[user:password@]host:port/db or unix:///path?db=N; default: private "
-                  "redis-server in --data-dir")
+                  "redis://[user:password@]host:port/db, unix:///path?db=N or "
+                  "redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[?db=N]; "
+                  "default: private redis-server in --data-dir")
       ->envname("TGW_REDIS");
   cmd->add_option("--data-dir", o->data_dir, "Directory of the private redis-server")
       ->envname("TGW_DATA_DIR")
@@ -104,6 +105,18 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
                   "Trim the telemetry stream to about this many entries (0: never trim)")
       ->envname("TGW_TELEMETRY_MAXLEN")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--ack-replicas", o->ack_replicas,
+                  "ACK a packet only after WAIT confirms its batch on this many replicas; a "
+                  "shortfall is a persist failure (no ACK, the device resends). 0: ACK on the "
+                  "master's word alone (docs/OPERATIONS.md says what each setting guarantees)")
+      ->envname("TGW_ACK_REPLICAS")
+      ->check(CLI::Range(0, 16))
+      ->capture_default_str();
+  cmd->add_option("--ack-replicas-timeout-ms", o->ack_replicas_timeout_ms,
+                  "How long a writer's WAIT may block for --ack-replicas")
+      ->envname("TGW_ACK_REPLICAS_TIMEOUT_MS")
+      ->check(CLI::Range(1, 60'000))
       ->capture_default_str();
   cmd->add_option("--drain-timeout-ms", o->drain_timeout_ms,
                   "On SIGTERM, time to finish persisting and ACKing what is in flight")

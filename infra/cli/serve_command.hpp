@@ -37,6 +37,8 @@ struct serve_options {
   std::size_t max_frames_in_flight = 4;
   std::int64_t journal_maxlen = 1000;
   std::int64_t telemetry_maxlen = 0;
+  int ack_replicas = 0;  ///< 0: ACK on the master's word alone.
+  int ack_replicas_timeout_ms = 1000;
   int drain_timeout_ms = 5000;
   int heartbeat_interval_ms = 30'000;
   int heartbeat_ttl_s = 90;

@@ -112,6 +112,12 @@ std::optional<publish_result> command_publisher::publish(const std::string& imei
   return result;
 }
 
+std::optional<std::int64_t> command_publisher::confirm_replicas(int replicas,
+                                                                std::chrono::milliseconds timeout) {
+  return conn_.command({"WAIT", std::to_string(replicas), std::to_string(timeout.count())})
+      .as_int();
+}
+
 std::optional<std::vector<command_response>> command_publisher::read_after(
     std::string& after_id, std::chrono::milliseconds block, std::string& error) {
   const redis::value v = conn_.command({"XREAD", "COUNT", std::to_string(read_count), "BLOCK",

@@ -48,6 +48,9 @@ class command_publisher {
   std::optional<publish_result> publish(const std::string& imei, const std::string& text, int codec,
                                         std::chrono::seconds ttl, bool queue_if_offline,
                                         std::string& error);
+  /// WAIT `replicas` `timeout` on the publishing connection: how many replicas hold
+  /// what it wrote so far (the command just published); nullopt on a Redis failure.
+  std::optional<std::int64_t> confirm_replicas(int replicas, std::chrono::milliseconds timeout);
   /// Waits up to `timeout` for the response to `command_id` among responses after
   /// `after_id`. nullopt with `error` empty on timeout (or when `cancelled` said so),
   /// with `error` set on a Redis failure.

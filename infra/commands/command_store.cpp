@@ -245,16 +245,28 @@ std::vector<std::string> command_store::run_batch(
     for (std::size_t i : index) errors[i] = error;
     return errors;
   }
+  if (replicas_ > 0)
+    real.push_back({"WAIT", std::to_string(replicas_), std::to_string(replicas_timeout_.count())});
   std::vector<redis::value> replies = conn_.pipeline(real);
   if (!replies.empty() && redis::error_is(replies.front(), "ERR Function not found") &&
       load_library(error))
     replies = conn_.pipeline(real);
   if (!conn_.connected()) loaded_ = false;
-  for (std::size_t k = 0; k < real.size(); ++k) {
+  std::string short_of_replicas;
+  if (replicas_ > 0) {
+    const auto confirmed = replies.size() == real.size() ? replies.back().as_int() : std::nullopt;
+    if (!confirmed || *confirmed < replicas_)
+      short_of_replicas = "replicas: WAIT confirmed " +
+                          (confirmed ? std::to_string(*confirmed) : std::string("none")) + " of " +
+                          std::to_string(replicas_);
+  }
+  for (std::size_t k = 0; k < index.size(); ++k) {
     if (k >= replies.size())
       errors[index[k]] = "IO no reply";
     else if (replies[k].is_error())
       errors[index[k]] = replies[k].text.empty() ? "error" : replies[k].text;
+    else if (!short_of_replicas.empty())
+      errors[index[k]] = short_of_replicas;
   }
   return errors;
 }

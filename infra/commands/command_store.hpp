@@ -73,8 +73,16 @@ class command_store {
   [[nodiscard]] std::vector<std::string> dispatched_command(const command_entry& entry,
                                                             std::int64_t journal_maxlen) const;
   /// Runs `commands` in one pipelined round trip; one error text per command, empty
-  /// for success (and for an empty command).
+  /// for success (and for an empty command). With require_replicas(), a batch that
+  /// fewer replicas confirmed fails whole: the responder retries it, which is safe
+  /// because tgw_cmd_resolve publishes once per entry.
   std::vector<std::string> run_batch(const std::vector<std::vector<std::string>>& commands);
+  /// From now on run_batch() ends with `WAIT replicas timeout` (--ack-replicas): a
+  /// response is published only once a failover would keep it.
+  void require_replicas(int replicas, std::chrono::milliseconds timeout) {
+    replicas_ = replicas;
+    replicas_timeout_ = timeout;
+  }
   /// Moves the device's offline queue into this instance's stream; the number moved.
   std::optional<std::size_t> drain_offline(const std::string& imei, std::string& error);
 
@@ -103,6 +111,8 @@ class command_store {
   std::string instance_;
   std::size_t max_payload_;
   bool loaded_ = false;
+  int replicas_ = 0;
+  std::chrono::milliseconds replicas_timeout_{1000};
 };
 
 /// Validates one stream entry's fields (name, value, name, value, ...). A nil body

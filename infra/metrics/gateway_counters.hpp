@@ -19,7 +19,9 @@ struct gateway_counters {
   std::atomic<std::uint64_t> keepalives{0};
   std::atomic<std::uint64_t> records_persisted{0};
   std::atomic<std::uint64_t> packets_duplicate{0};
-  std::atomic<std::uint64_t> persist_failures{0};
+  std::atomic<std::uint64_t> persist_failures{0};  ///< Redis down or refusing the write.
+  /// Stored, but fewer replicas confirmed it than --ack-replicas asks.
+  std::atomic<std::uint64_t> persist_failures_replicas{0};
   std::atomic<std::uint64_t> acks_sent{0};
   std::atomic<std::int64_t> sessions_open{0};
   std::atomic<std::int64_t> persist_in_flight{0};

@@ -133,8 +133,11 @@ class counters_collector final : public prometheus::Collectable {
             {{"", v(c_->records_persisted)}}, nullptr);
     counter("teltonika_packets_duplicate_total", "Resent packets ACKed without storing again",
             {{"", v(c_->packets_duplicate)}}, nullptr);
-    counter("teltonika_persist_failures_total", "Packets not persisted (Redis down): not ACKed",
-            {{"", v(c_->persist_failures)}}, nullptr);
+    counter("teltonika_persist_failures_total",
+            "Packets not ACKed: Redis down or refusing the write (redis), or fewer replicas "
+            "confirmed it than --ack-replicas asks (replicas)",
+            {{"redis", v(c_->persist_failures)}, {"replicas", v(c_->persist_failures_replicas)}},
+            "reason");
     counter("teltonika_capture_bytes_total",
             "Device and gateway payload bytes written to capture files",
             {{"", v(c_->capture_bytes_written)}}, nullptr);

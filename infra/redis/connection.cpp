@@ -4,6 +4,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include "infra/redis/sentinel_watch.hpp"
+
 namespace tgw::infra::redis {
 namespace {
 
@@ -65,7 +67,9 @@ std::optional<std::int64_t> value::as_int() const {
   return negative ? -n : n;
 }
 
-connection::connection(options opts) : opts_(std::move(opts)) {}
+connection::connection(options opts) : opts_(std::move(opts)) {
+  if (opts_.where.via_sentinel()) watch_ = sentinel_watch::of(opts_.where);
+}
 
 connection::~connection() {
   disconnect();
@@ -76,45 +80,118 @@ void connection::disconnect() noexcept {
   ctx_ = nullptr;
 }
 
+std::string connection::server() const {
+  if (!opts_.where.via_sentinel()) return opts_.where.describe();
+  return "master " + opts_.where.master_name + " at " +
+         (master_.host.empty() ? std::string("(unknown)")
+                               : master_.host + ":" + std::to_string(master_.port));
+}
+
+void connection::drop_if_switched() noexcept {
+  if (watch_ && ctx_ != nullptr && watch_->epoch() != epoch_) disconnect();
+}
+
 bool connection::ensure_connected(std::string& error) {
+  drop_if_switched();
   if (ctx_ != nullptr) return true;
+  // Read before asking the sentinels: a switch announced after this is seen next time.
+  if (watch_) epoch_ = watch_->epoch();
+  endpoint target = opts_.where;
+  if (target.via_sentinel() && !find_master(target, error)) return false;
+  if (!connect_to(target, error)) return false;
+  if (!target.via_sentinel()) return true;
+  // The sentinels' answer can be stale by a failover; ROLE is the server's own word.
+  const value role = command({"ROLE"});
+  if (role.is_array() && !role.elements.empty() && role.elements.front().text == "master")
+    return true;
+  error = server() + ": ROLE says " +
+          (role.is_array() && !role.elements.empty() ? role.elements.front().text : role.text) +
+          ", not master (a failover in progress?)";
+  disconnect();
+  return false;
+}
+
+// Asks each sentinel in turn, and takes the first answer. A sentinel that does not
+// know the name is not proof that none does: the others are asked too.
+bool connection::find_master(endpoint& target, std::string& error) {
+  const std::string& name = opts_.where.master_name;
+  std::string tried;
+  bool any_answered = false;
+  for (const host_port& sentinel : opts_.where.sentinels) {
+    endpoint at;
+    at.host = sentinel.host;
+    at.port = sentinel.port;
+    connection asking({at, opts_.connect_timeout, opts_.connect_timeout, ""});
+    const value v = asking.command({"SENTINEL", "get-master-addr-by-name", name});
+    const std::string where = sentinel.host + ":" + std::to_string(sentinel.port);
+    std::uint16_t port = 0;
+    if (v.is_array() && v.elements.size() == 2 && !v.elements[0].text.empty() &&
+        v.elements[1].as_int() &&
+        (port = static_cast<std::uint16_t>(*v.elements[1].as_int())) > 0) {
+      master_ = {v.elements[0].text, port};
+      target.host = master_.host;
+      target.port = master_.port;
+      target.unix_socket.clear();
+      return true;
+    }
+    if (!tried.empty()) tried += "; ";
+    if (v.is_nil()) {
+      any_answered = true;
+      tried += where + ": unknown master";
+    } else {
+      if (!v.is_error() || !v.text.starts_with("IO")) any_answered = true;
+      tried += where + ": " + (v.is_error() ? v.text : std::string("unexpected reply"));
+    }
+  }
+  error = any_answered ? "no sentinel knows master '" + name + "' (" + tried + ")"
+                       : "no sentinel reachable for master '" + name + "' (" + tried + ")";
+  return false;
+}
+
+bool connection::connect_to(const endpoint& target, std::string& error) {
   const timeval connect_tv = to_timeval(opts_.connect_timeout);
-  redisContext* c =
-      opts_.where.unix_socket.empty()
-          ? redisConnectWithTimeout(opts_.where.host.c_str(), opts_.where.port, connect_tv)
-          : redisConnectUnixWithTimeout(opts_.where.unix_socket.c_str(), connect_tv);
+  redisContext* c = target.unix_socket.empty()
+                        ? redisConnectWithTimeout(target.host.c_str(), target.port, connect_tv)
+                        : redisConnectUnixWithTimeout(target.unix_socket.c_str(), connect_tv);
   if (c == nullptr) {
     error = "cannot allocate a Redis context";
     return false;
   }
   if (c->err != 0) {
-    error = "connect to " + opts_.where.describe() + ": " + c->errstr;
+    error = "connect to " + server() + ": " + c->errstr;
     redisFree(c);
     return false;
   }
   redisSetTimeout(c, to_timeval(opts_.io_timeout));
-  if (opts_.where.unix_socket.empty()) redisEnableKeepAlive(c);
+  if (target.unix_socket.empty()) redisEnableKeepAlive(c);
   ctx_ = c;
 
   auto check = [&](const value& v, std::string_view what) {
     if (!v.is_error()) return true;
-    error = std::string(what) + " on " + opts_.where.describe() + ": " + v.text;
+    error = std::string(what) + " on " + server() + ": " + v.text;
     disconnect();
     return false;
   };
-  if (!opts_.where.password.empty()) {
-    const value v = opts_.where.user.empty()
-                        ? command({"AUTH", opts_.where.password})
-                        : command({"AUTH", opts_.where.user, opts_.where.password});
+  if (!target.password.empty()) {
+    const value v = target.user.empty() ? command({"AUTH", target.password})
+                                        : command({"AUTH", target.user, target.password});
     if (!check(v, "AUTH")) return false;
   }
-  if (opts_.where.db != 0) {
-    const std::string db = std::to_string(opts_.where.db);
+  if (target.db != 0) {
+    const std::string db = std::to_string(target.db);
     if (!check(command({"SELECT", db}), "SELECT")) return false;
   }
   if (!opts_.client_name.empty())
     if (!check(command({"CLIENT", "SETNAME", opts_.client_name}), "CLIENT SETNAME")) return false;
   return true;
+}
+
+// A master demoted to replica answers writes with -READONLY and keeps the socket
+// open: without this, a connection would stay on it for ever. Reconnecting finds the
+// new master through the sentinels, or through a name that moved (a managed Redis's
+// primary endpoint).
+void connection::drop_if_demoted(const value& reply) noexcept {
+  if (reply.is_error() && reply.text.starts_with("READONLY")) disconnect();
 }
 
 value connection::io_failure() {
@@ -130,6 +207,7 @@ value connection::run(int argc, const char** argv, const std::size_t* lengths) {
   if (reply == nullptr) return io_failure();
   value v = convert(reply);
   freeReplyObject(reply);
+  drop_if_demoted(v);
   return v;
 }
 
@@ -203,6 +281,8 @@ std::vector<value> connection::read_replies(std::size_t count) {
     replies.push_back(convert(reply));
     freeReplyObject(reply);
   }
+  // After every reply is read: dropping the context earlier would lose the rest.
+  for (const value& v : replies) drop_if_demoted(v);
   return replies;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -14,6 +16,8 @@ struct redisContext;
 
 namespace tgw::infra::redis {
 
+class sentinel_watch;
+
 /// A blocking connection to one Redis server over hiredis. It belongs to one thread:
 /// a detached actor or a dedicated worker, never a scheduler or io thread.
 ///
@@ -22,6 +26,13 @@ namespace tgw::infra::redis {
 /// makes a new context rather than calling redisReconnect, because hiredis 0.14
 /// drops the socket timeouts on reconnect; timeouts, AUTH, SELECT and the client name
 /// are applied every time.
+///
+/// With a redis+sentinel:// endpoint every connect asks the sentinels for the master
+/// and checks with ROLE that the server found is a master: a connection never writes
+/// to a replica, and it reconnects when the sentinels announce a failover of its master
+/// (`+switch-master`, see sentinel_watch). In every mode a `-READONLY` reply (the server was
+/// demoted under us) drops the connection like an IO error, so the next command finds the new
+/// master.
 class connection {
  public:
   struct options {
@@ -57,14 +68,24 @@ class connection {
   std::vector<value> pipeline_encoded(std::string_view commands, std::size_t count);
 
   [[nodiscard]] const options& settings() const noexcept { return opts_; }
+  /// The server this connection talks to, or last talked to: the endpoint itself, or
+  /// in sentinel mode the master the sentinels named.
+  [[nodiscard]] std::string server() const;
 
  private:
+  bool connect_to(const endpoint& target, std::string& error);
+  bool find_master(endpoint& target, std::string& error);
+  void drop_if_demoted(const value& reply) noexcept;
+  void drop_if_switched() noexcept;
   value run(int argc, const char** argv, const std::size_t* lengths);
   value io_failure();
   std::vector<value> read_replies(std::size_t count);
 
   options opts_;
   redisContext* ctx_ = nullptr;
+  host_port master_;                       ///< Sentinel mode: the master of the last connect.
+  std::shared_ptr<sentinel_watch> watch_;  ///< Sentinel mode: failovers announced.
+  std::uint64_t epoch_ = 0;                ///< watch_'s count when this one connected.
 };
 
 }  // namespace tgw::infra::redis

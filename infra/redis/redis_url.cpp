@@ -28,14 +28,102 @@ void take_credentials(std::string_view& rest, endpoint& e) {
   }
 }
 
+// "host", "host:port", "[v6]" or "[v6]:port"; an empty port keeps `out.port`.
+bool parse_host_port(std::string_view text, host_port& out, std::string& error) {
+  std::string_view port_text;
+  if (text.starts_with('[')) {
+    const auto close = text.find(']');
+    if (close == std::string_view::npos) {
+      error = "unclosed '[' in '" + std::string(text) + "'";
+      return false;
+    }
+    out.host = text.substr(1, close - 1);
+    const std::string_view after = text.substr(close + 1);
+    if (!after.empty() && after.front() != ':') {
+      error = "expected ':' after ']' in '" + std::string(text) + "'";
+      return false;
+    }
+    if (!after.empty()) port_text = after.substr(1);
+  } else {
+    const auto colon = text.rfind(':');
+    out.host = text.substr(0, colon);
+    if (colon != std::string_view::npos) port_text = text.substr(colon + 1);
+  }
+  if (out.host.empty()) {
+    error = "missing host in '" + std::string(text) + "'";
+    return false;
+  }
+  if (!port_text.empty() && (!parse_int(port_text, out.port) || out.port == 0)) {
+    error = "bad port '" + std::string(port_text) + "'";
+    return false;
+  }
+  return true;
+}
+
+bool parse_db_query(std::string_view query, std::string_view url, int& db, std::string& error) {
+  if (!query.starts_with("db=") || !parse_int(query.substr(3), db) || db < 0) {
+    error = "bad query in '" + std::string(url) + "': expected ?db=N";
+    return false;
+  }
+  return true;
+}
+
+std::optional<endpoint> parse_sentinel_url(std::string_view url, std::string& error) {
+  endpoint e;
+  std::string_view rest = url.substr(std::string_view("redis+sentinel://").size());
+  const auto query = rest.find('?');
+  if (query != std::string_view::npos) {
+    if (!parse_db_query(rest.substr(query + 1), url, e.db, error)) return std::nullopt;
+    rest = rest.substr(0, query);
+  }
+  take_credentials(rest, e);
+  const auto slash = rest.find('/');
+  if (slash == std::string_view::npos || slash + 1 == rest.size()) {
+    error = "missing master name in '" + std::string(url) +
+            "': expected redis+sentinel://host:port[,host:port...]/MASTER";
+    return std::nullopt;
+  }
+  e.master_name = rest.substr(slash + 1);
+  if (e.master_name.find('/') != std::string::npos) {
+    error = "bad master name '" + e.master_name + "' in '" + std::string(url) + "'";
+    return std::nullopt;
+  }
+  std::string_view list = rest.substr(0, slash);
+  while (true) {
+    const auto comma = list.find(',');
+    host_port sentinel{"", 26379};
+    if (!parse_host_port(list.substr(0, comma), sentinel, error)) {
+      error = "sentinel address: " + error;
+      return std::nullopt;
+    }
+    e.sentinels.push_back(std::move(sentinel));
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  e.host = e.sentinels.front().host;
+  e.port = e.sentinels.front().port;
+  return e;
+}
+
 }  // namespace
 
 std::string endpoint::describe() const {
+  if (via_sentinel()) {
+    std::string out = "redis+sentinel://";
+    for (std::size_t i = 0; i < sentinels.size(); ++i) {
+      if (i > 0) out += ',';
+      const bool v6 = sentinels[i].host.find(':') != std::string::npos;
+      out += v6 ? "[" + sentinels[i].host + "]" : sentinels[i].host;
+      out += ":" + std::to_string(sentinels[i].port);
+    }
+    return out + "/" + master_name + "?db=" + std::to_string(db);
+  }
   if (!unix_socket.empty()) return "unix://" + unix_socket + "?db=" + std::to_string(db);
   return "redis://" + host + ":" + std::to_string(port) + "/" + std::to_string(db);
 }
 
 std::optional<endpoint> parse_redis_url(std::string_view url, std::string& error) {
+  if (url.starts_with("redis+sentinel://")) return parse_sentinel_url(url, error);
   endpoint e;
   if (url.starts_with("unix://")) {
     std::string_view rest = url.substr(7);
@@ -62,7 +150,8 @@ std::optional<endpoint> parse_redis_url(std::string_view url, std::string& error
     return e;
   }
   if (!url.starts_with("redis://")) {
-    error = "Redis URL must start with redis:// or unix://: '" + std::string(url) + "'";
+    error = "Redis URL must start with redis://, unix:// or redis+sentinel://: '" +
+            std::string(url) + "'";
     return std::nullopt;
   }
   std::string_view rest = url.substr(8);

@@ -4,8 +4,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tgw::infra::redis {
+
+/// One TCP address.
+struct host_port {
+  std::string host;
+  std::uint16_t port = 0;
+};
 
 /// Where a Redis server is and how to log in to it.
 struct endpoint {
@@ -15,14 +22,22 @@ struct endpoint {
   std::string user;         ///< ACL user; empty for the default user.
   std::string password;
   int db = 0;
+  /// Sentinel mode: the master is asked of these sentinels by `master_name` at every
+  /// connect, and host and port above are only where it was last found. The user and
+  /// password are the master's; the sentinels are asked without a login.
+  std::vector<host_port> sentinels;
+  std::string master_name;
 
-  /// redis://host:port/db or unix:///path?db=N, without the password.
+  [[nodiscard]] bool via_sentinel() const noexcept { return !sentinels.empty(); }
+  /// The URL without the password: redis://host:port/db, unix:///path?db=N or
+  /// redis+sentinel://host:port,.../MASTER?db=N.
   [[nodiscard]] std::string describe() const;
 };
 
-/// Parses redis://[user:password@]host[:port][/db] and unix://[user:password@]path[?db=N]
-/// (a relative path is taken from the working directory and made absolute).
-/// nullopt with `error` set on anything else.
+/// Parses redis://[user:password@]host[:port][/db], unix://[user:password@]path[?db=N]
+/// (a relative path is taken from the working directory and made absolute) and
+/// redis+sentinel://[user:password@]host[:port][,host[:port]...]/MASTER[?db=N]
+/// (sentinel port 26379 by default). nullopt with `error` set on anything else.
 [[nodiscard]] std::optional<endpoint> parse_redis_url(std::string_view url, std::string& error);
 
 }  // namespace tgw::infra::redis

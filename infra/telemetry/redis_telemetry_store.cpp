@@ -80,6 +80,24 @@ bool redis_telemetry_store::load_library(std::string& error) {
   return true;
 }
 
+void redis_telemetry_store::require_replicas(const std::vector<write_op>& ops,
+                                             const redis::value& wait_reply,
+                                             std::vector<write_outcome>& out) const {
+  const std::int64_t confirmed = wait_reply.as_int().value_or(-1);
+  if (confirmed >= settings_.ack_replicas) return;
+  const std::string why = wait_reply.is_error()
+                              ? "replicas: WAIT failed: " + wait_reply.text
+                              : "replicas: WAIT confirmed " + std::to_string(confirmed) + " of " +
+                                    std::to_string(settings_.ack_replicas) + " within " +
+                                    std::to_string(settings_.ack_replicas_timeout.count()) + " ms";
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (!ops[i].is_packet || !out[i].ok) continue;
+    out[i].ok = false;
+    out[i].under_replicated = true;
+    out[i].error = why;
+  }
+}
+
 std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<write_op>& ops) {
   std::vector<write_outcome> out(ops.size());
   if (ops.empty()) return out;
@@ -98,12 +116,24 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
     for (write_outcome& o : out) o.error = "tgw_persist_batch: argument count mismatch";
     return out;
   }
+  // One WAIT per pipeline, not per packet: it covers every write this connection made
+  // before it. Batches of journal events alone do not wait.
+  const bool wait =
+      settings_.ack_replicas > 0 &&
+      std::any_of(ops.begin(), ops.end(), [](const write_op& op) { return op.is_packet; });
+  const std::size_t calls = encoded_.commands();
+  if (wait) {
+    encoded_.begin(3);
+    encoded_.arg("WAIT");
+    encoded_.arg(std::int64_t{settings_.ack_replicas});
+    encoded_.arg(static_cast<std::int64_t>(settings_.ack_replicas_timeout.count()));
+  }
   std::vector<redis::value> replies = conn_.pipeline_encoded(encoded_.bytes(), encoded_.commands());
   if (!replies.empty() && redis::error_is(replies.front(), "ERR Function not found") &&
       load_library(error))
     replies = conn_.pipeline_encoded(encoded_.bytes(), encoded_.commands());
   if (!conn_.connected()) loaded_ = false;
-  for (std::size_t c = 0; c < encoded_.commands(); ++c) {
+  for (std::size_t c = 0; c < calls; ++c) {
     const redis::value& r = replies[c];
     const std::size_t first = c * ops_per_call;
     const std::size_t last = std::min(ops.size(), first + ops_per_call);
@@ -121,6 +151,7 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
       }
     }
   }
+  if (wait) require_replicas(ops, replies.back(), out);
   return out;
 }
 

@@ -35,6 +35,9 @@ struct write_outcome {
   bool duplicate = false;  ///< A resent packet: acknowledged, not stored again.
   std::int64_t stored = 0;
   std::string error;
+  /// Stored on the master, but WAIT saw fewer replicas than --ack-replicas asks: not
+  /// ACKed; the device's resend is recognised by its fingerprint.
+  bool under_replicated = false;
 };
 
 /// One write of a batch: a packet or an event.

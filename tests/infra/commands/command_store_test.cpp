@@ -112,6 +112,25 @@ TEST_F(CommandStore, ResolvePublishesJournalsAcksAndDeletesOnce) {
   EXPECT_EQ(entries(std::string("journal:") + imei1).size(), 1U);
 }
 
+// With require_replicas, a batch no replica confirmed reports failure for every call
+// in it, so the responder retries; the retry publishes nothing twice.
+TEST_F(CommandStore, AResolveNoReplicaConfirmedIsReportedForARetry) {
+  place(imei1, "A");
+  auto a = store("A");
+  a.require_replicas(1, 100ms);
+  ASSERT_TRUE(publisher().publish(imei1, "getinfo", 12, 300s, false, error)) << error;
+  const auto got = a.read_new(100ms, 16, error);
+  ASSERT_TRUE(got && got->size() == 1) << error;
+  const auto batch = {a.resolve_command(got->front(), {"responded", "FW:1.2", ""}, 1000)};
+  const auto errors = a.run_batch(batch);
+  ASSERT_EQ(errors.size(), 1U);
+  EXPECT_EQ(errors[0], "replicas: WAIT confirmed 0 of 1");
+  EXPECT_EQ(a.run_batch(batch)[0], "replicas: WAIT confirmed 0 of 1");
+  EXPECT_EQ(responses().size(), 1U);
+  a.require_replicas(0, 100ms);
+  EXPECT_EQ(a.run_batch(batch)[0], "");
+}
+
 TEST_F(CommandStore, DispatchedJournalsTheEvent) {
   auto a = store("A");
   command_entry e;

@@ -66,5 +66,44 @@ TEST(RedisUrl, ARelativeUnixSocketIsTakenFromTheWorkingDirectory) {
   EXPECT_EQ(e->db, 1);
 }
 
+TEST(RedisUrl, ParsesSentinelListsMasterNameAndDatabase) {
+  std::string error;
+  const auto e = parse_redis_url(
+      "redis+sentinel://gw:pw@10.0.0.1:26380,10.0.0.2,[::1]:26381/main?db=2", error);
+  ASSERT_TRUE(e) << error;
+  ASSERT_TRUE(e->via_sentinel());
+  ASSERT_EQ(e->sentinels.size(), 3U);
+  EXPECT_EQ(e->sentinels[0].host, "10.0.0.1");
+  EXPECT_EQ(e->sentinels[0].port, 26380);
+  EXPECT_EQ(e->sentinels[1].host, "10.0.0.2");
+  EXPECT_EQ(e->sentinels[1].port, 26379);
+  EXPECT_EQ(e->sentinels[2].host, "::1");
+  EXPECT_EQ(e->sentinels[2].port, 26381);
+  EXPECT_EQ(e->master_name, "main");
+  EXPECT_EQ(e->db, 2);
+  EXPECT_EQ(e->user, "gw");
+  EXPECT_EQ(e->password, "pw");
+  EXPECT_EQ(e->describe(), "redis+sentinel://10.0.0.1:26380,10.0.0.2:26379,[::1]:26381/main?db=2");
+  const auto plain = parse_redis_url("redis://localhost", error);
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->via_sentinel());
+}
+
+TEST(RedisUrl, RefusesSentinelUrlsWithoutAMasterOrWithABadAddress) {
+  std::string error;
+  EXPECT_FALSE(parse_redis_url("redis+sentinel://10.0.0.1:26379", error));
+  EXPECT_NE(error.find("missing master name"), std::string::npos) << error;
+  EXPECT_FALSE(parse_redis_url("redis+sentinel://10.0.0.1:26379/", error));
+  EXPECT_NE(error.find("missing master name"), std::string::npos) << error;
+  EXPECT_FALSE(parse_redis_url("redis+sentinel://10.0.0.1:x/main", error));
+  EXPECT_NE(error.find("bad port 'x'"), std::string::npos) << error;
+  EXPECT_FALSE(parse_redis_url("redis+sentinel://a:1,,b:2/main", error));
+  EXPECT_NE(error.find("missing host"), std::string::npos) << error;
+  EXPECT_FALSE(parse_redis_url("redis+sentinel://a:1/main?db=x", error));
+  EXPECT_NE(error.find("?db=N"), std::string::npos) << error;
+  EXPECT_FALSE(parse_redis_url("redis+sentinel://a:1/main/extra", error));
+  EXPECT_NE(error.find("bad master name"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace tgw::infra::redis

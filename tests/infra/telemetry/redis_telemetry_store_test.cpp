@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <thread>
 
 #include "tests/support/redis_server.hpp"
 
@@ -123,6 +124,68 @@ TEST_F(TelemetryStore, RedisDownFailsEveryOpWithAnIoErrorAndRecovers) {
   ASSERT_EQ(up.size(), 1u);
   EXPECT_TRUE(up[0].ok) << up[0].error;
   EXPECT_EQ(up[0].stored, 1);
+}
+
+/// A master and one replica of it, plain redis-servers on free ports.
+class ReplicatedTelemetryStore : public ::testing::Test {
+ protected:
+  void SetUp() override { follow(); }
+  void follow() {
+    ASSERT_EQ(
+        replica.connect().command({"REPLICAOF", "127.0.0.1", std::to_string(master.port())}).text,
+        "OK");
+    ASSERT_TRUE(synced());
+  }
+  bool synced() {
+    const auto end = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < end) {
+      const auto info = replica.connect().command({"INFO", "replication"}).text;
+      if (info.find("master_link_status:up") != std::string::npos) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+  redis_telemetry_store store(int replicas) {
+    return redis_telemetry_store({master.endpoint(), 1000ms, 5000ms, "test"},
+                                 {"gw-1", 1000, 0, replicas, 300ms});
+  }
+
+  test::redis_server master;
+  test::redis_server replica;
+};
+
+TEST_F(ReplicatedTelemetryStore, APacketIsPersistedOnlyOnceAReplicaHasIt) {
+  auto s = store(1);
+  const auto ok = s.write_batch({packet_op("356307042441013", "fp-1", 2, 1000)});
+  ASSERT_TRUE(ok.at(0).ok) << ok.at(0).error;
+  EXPECT_FALSE(ok.at(0).under_replicated);
+  EXPECT_EQ(replica.connect().command({"XLEN", keys::telemetry_stream}).integer, 2);
+
+  // The replica is gone: stored on the master, but not confirmed, so not persisted; a
+  // journal event in the same batch does not wait for replicas.
+  replica.stop();
+  const auto short_of_replicas = s.write_batch({event_op("356307042441013", "identified", 1),
+                                                packet_op("356307042441013", "fp-2", 1, 5000)});
+  EXPECT_TRUE(short_of_replicas.at(0).ok) << short_of_replicas.at(0).error;
+  EXPECT_FALSE(short_of_replicas.at(1).ok);
+  EXPECT_TRUE(short_of_replicas.at(1).under_replicated);
+  EXPECT_NE(short_of_replicas.at(1).error.find("WAIT confirmed 0 of 1"), std::string::npos)
+      << short_of_replicas.at(1).error;
+
+  // The replica is back: the device's resend is recognised and now confirmed.
+  replica.start();
+  follow();
+  const auto resent = s.write_batch({packet_op("356307042441013", "fp-2", 1, 5000)});
+  ASSERT_TRUE(resent.at(0).ok) << resent.at(0).error;
+  EXPECT_TRUE(resent.at(0).duplicate);
+  EXPECT_EQ(master.connect().command({"XLEN", keys::telemetry_stream}).integer, 3);
+}
+
+TEST_F(ReplicatedTelemetryStore, ZeroReplicasNeverWaits) {
+  replica.stop();
+  auto s = store(0);
+  const auto outcome = s.write_batch({packet_op("356307042441013", "fp-1", 1, 1000)});
+  EXPECT_TRUE(outcome.at(0).ok) << outcome.at(0).error;
 }
 
 }  // namespace

@@ -1,0 +1,363 @@
+// A gateway on a replicated Redis behind Sentinel, with --ack-replicas 1: the master
+// dies in the middle of ingest, the gateway finds the new master by itself, and every
+// record it ACKed is there, once. Short of the replicas it asks for, nothing is ACKed
+// and the shortfall is counted; ACKs resume when the replica returns. Real redis-server,
+// redis-sentinel and tgw processes; waits poll up to a deadline and assert no timing.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codecs/avl_encode.hpp"
+#include "codecs/command.hpp"
+#include "codecs/imei.hpp"
+#include "tests/support/redis_ha.hpp"
+#include "tests/support/run_tgw.hpp"
+#include "tests/support/test_device.hpp"
+
+namespace tgw::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* imei = "356307042441013";
+
+bytes handshake() {
+  codecs::imei id;
+  EXPECT_EQ(codecs::imei::parse(imei, id), codecs::errc::ok);
+  bytes out;
+  codecs::encode_imei_packet(id, out);
+  return out;
+}
+
+/// A 1-record packet whose record time identifies it.
+bytes packet(std::uint64_t ts) {
+  codecs::avl_record_data r;
+  r.timestamp_ms = ts;
+  r.priority = 1;
+  r.satellites = 7;
+  const std::vector<codecs::avl_record_data> records = {r};
+  bytes out;
+  EXPECT_EQ(codecs::encode_avl_frame(codecs::codec_id::codec8, records, out), codecs::errc::ok);
+  return out;
+}
+
+const bytes ack_one = {0, 0, 0, 1};
+
+/// A tracker that keeps one packet in flight and resends it until it is ACKed,
+/// reconnecting when the gateway closes the socket: what real devices do.
+class tracker {
+ public:
+  explicit tracker(std::uint16_t port) : port_(port) {}
+
+  /// Sends packet `ts` until ACKed or `deadline`; true when ACKed.
+  bool deliver(std::uint64_t ts, std::chrono::milliseconds deadline = 60s) {
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    while (std::chrono::steady_clock::now() < end) {
+      if (!link_ && !connect()) {
+        std::this_thread::sleep_for(200ms);
+        continue;
+      }
+      link_->send(packet(ts));
+      const auto answer = link_->receive(4);
+      if (answer == ack_one) return true;
+      if (!answer) link_.reset();  // timeout or closed: reconnect and resend
+    }
+    return false;
+  }
+
+ private:
+  bool connect() {
+    auto d = std::make_unique<device>(port_);
+    if (!d->connected()) return false;
+    d->send(handshake());
+    if (d->receive(1) != bytes{0x01}) return false;
+    link_ = std::move(d);
+    return true;
+  }
+
+  std::uint16_t port_;
+  std::unique_ptr<device> link_;
+};
+
+/// Record times in the telemetry stream of the server on `port`, with their counts.
+std::map<std::string, int> stored_times(redis_ha& ha, std::uint16_t port) {
+  std::map<std::string, int> times;
+  const auto entries = ha.connect(port).command({"XRANGE", "telemetry:records", "-", "+"});
+  for (const auto& e : entries.elements) {
+    const auto& fields = e.elements.at(1).elements;
+    for (std::size_t i = 0; i + 1 < fields.size(); i += 2)
+      if (fields[i].text == "ts") ++times[fields[i + 1].text];
+  }
+  return times;
+}
+
+std::string scrape(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "GET /metrics HTTP/1.0\r\n\r\n";
+    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    timeval tv{2, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buffer[4096];
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
+      out.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+class Failover : public ::testing::Test {
+ protected:
+  void start(const std::vector<std::string>& extra) {
+    port = free_port();
+    metrics_port = free_port();
+    std::vector<std::string> argv = {TGW_BINARY,
+                                     "serve",
+                                     "--port",
+                                     std::to_string(port),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--redis",
+                                     ha.url(),
+                                     "--metrics-addr",
+                                     "127.0.0.1:" + std::to_string(metrics_port),
+                                     "--instance-id",
+                                     "gw-failover",
+                                     "--ack-replicas-timeout-ms",
+                                     "300"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    gateway.emplace(argv, ::testing::TempDir() + "/failover-gateway.log");
+    ASSERT_TRUE(eventually([&] { return device(port).connected(); }, 20s))
+        << "gateway did not start";
+  }
+
+  // Two replicas: after a failover one of them still follows the new master, so
+  // --ack-replicas 1 can be met without the dead master coming back.
+  redis_ha ha{2};
+  std::uint16_t port = 0;
+  std::uint16_t metrics_port = 0;
+  std::optional<child_process> gateway;
+};
+
+TEST_F(Failover, IngestResumesOnTheNewMasterWithEveryAckedRecordThere) {
+  start({"--ack-replicas", "1"});
+  tracker t(port);
+  std::set<std::string> acked;
+  std::uint64_t ts = 1'700'000'000'000;
+  for (int i = 0; i < 20; ++i, ts += 1000) {
+    ASSERT_TRUE(t.deliver(ts)) << "packet " << i;
+    acked.insert(std::to_string(ts));
+  }
+  const std::uint16_t old_master = ha.data_ports()[0];
+  ha.kill(old_master);
+  // Packets go on during the failover; each is resent until the gateway ACKs it.
+  for (int i = 0; i < 20; ++i, ts += 1000) {
+    ASSERT_TRUE(t.deliver(ts)) << "packet " << i << " after the kill";
+    acked.insert(std::to_string(ts));
+  }
+  ASSERT_TRUE(ha.wait_for_new_master(old_master, 30s));
+  // A promoted replica that lacks the function libraries (flushed here, as a replica
+  // set up from a backup without them would): the writers load them again.
+  ASSERT_EQ(ha.connect(ha.master_port()).command({"FUNCTION", "FLUSH", "SYNC"}).text, "OK");
+  for (int i = 0; i < 5; ++i, ts += 1000) {
+    ASSERT_TRUE(t.deliver(ts)) << "packet " << i << " after the library was flushed";
+    acked.insert(std::to_string(ts));
+  }
+  const auto stored = stored_times(ha, ha.master_port());
+  for (const auto& time : acked) {
+    const auto it = stored.find(time);
+    EXPECT_TRUE(it != stored.end()) << "ACKed record " << time << " lost in the failover";
+    if (it != stored.end()) {
+      EXPECT_EQ(it->second, 1) << "record " << time << " stored twice";
+    }
+  }
+  // The new master has the function library the writers call.
+  const auto library =
+      ha.connect(ha.master_port()).command({"FUNCTION", "LIST", "LIBRARYNAME", "tgw_gateway"});
+  EXPECT_EQ(library.elements.size(), 1U);
+  gateway->signal(SIGTERM);
+  EXPECT_EQ(gateway->wait(), 0);
+}
+
+TEST_F(Failover, ShortOfReplicasNothingIsAckedUntilTheReplicaReturns) {
+  start({"--ack-replicas", "2"});
+  tracker t(port);
+  ASSERT_TRUE(t.deliver(1'700'000'000'000));
+  const std::uint16_t replica = ha.data_ports()[1];
+  ha.kill(replica);
+  device d(port);
+  d.send(handshake());
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  d.send(packet(1'700'000'001'000));
+  EXPECT_EQ(d.receive(4), std::nullopt) << "ACKed without a replica";
+  EXPECT_TRUE(eventually([&] {
+    return scrape(metrics_port)
+                   .find(
+                       "teltonika_persist_failures_total{instance_id=\"gw-failover\","
+                       "reason=\"replicas\"} ") != std::string::npos &&
+           scrape(metrics_port).find("reason=\"replicas\"} 0") == std::string::npos;
+  }));
+  ha.restart(replica);
+  ASSERT_TRUE(ha.wait_for_replica(replica, 30s));
+  EXPECT_TRUE(t.deliver(1'700'000'001'000));
+  gateway->signal(SIGTERM);
+  EXPECT_EQ(gateway->wait(), 0);
+}
+
+/// The next Codec 12 command text written to `d`, or nullopt.
+std::optional<std::string> receive_command(const device& d) {
+  auto head = d.receive(8);
+  if (!head) return std::nullopt;
+  const std::size_t length = (std::size_t{(*head)[4]} << 24) | (std::size_t{(*head)[5]} << 16) |
+                             (std::size_t{(*head)[6]} << 8) | (*head)[7];
+  auto rest = d.receive(length + 4);
+  if (!rest) return std::nullopt;
+  bytes frame = *head;
+  frame.insert(frame.end(), rest->begin(), rest->end());
+  codecs::command_message m;
+  if (!codecs::decode_command_frame(frame, m).ok()) return std::nullopt;
+  return std::string(m.payload_text());
+}
+
+void answer(const device& d, const std::string& text) {
+  codecs::command_fields f;
+  f.codec = codecs::codec_id::codec12;
+  f.type = codecs::message_type::response;
+  f.payload = codecs::as_bytes(text);
+  bytes out;
+  ASSERT_EQ(codecs::encode_command_frame(f, out), codecs::errc::ok);
+  d.send(out);
+}
+
+/// `tgw command send` to the device while it answers like a tracker, for as long as the
+/// publisher waits; its exit code (0 when the device's answer came back).
+int command_round_trip(const std::string& url, const device& d, const std::string& text) {
+  auto sent = std::async(std::launch::async, [&] {
+    return run_tgw("command send --redis '" + url + "' --imei " + imei + " --text " + text +
+                   " --timeout 20s");
+  });
+  while (sent.wait_for(0s) != std::future_status::ready) {
+    const auto got = receive_command(d);  // waits up to the socket's 2 s
+    if (got) answer(d, "OK " + *got);
+  }
+  return sent.get().exit_code;
+}
+
+// The command path lives in Redis too: the instance's stream, its consumer group and
+// the pending entries list. All of it moves with a failover, and commands go on.
+TEST_F(Failover, CommandsReachTheDeviceBeforeAndAfterAFailover) {
+  start({"--ack-replicas", "1"});
+  device d(port);
+  d.send(handshake());
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  // The registry entry must be there before a publisher can route to the device.
+  ASSERT_TRUE(eventually([&] {
+    return ha.connect(ha.master_port()).command({"HGET", "connections:registry", imei}).text ==
+           "gw-failover";
+  }));
+  EXPECT_EQ(command_round_trip(ha.url(), d, "before"), 0);
+  const std::uint16_t old_master = ha.master_port();
+  // Replicated before the kill, or the registry entry could be the write the failover
+  // loses (the registry repairs itself, but only on its next write).
+  ASSERT_EQ(ha.connect(old_master).command({"WAIT", "2", "2000"}).integer, 2);
+  ha.kill(old_master);
+  ASSERT_TRUE(ha.wait_for_new_master(old_master, 30s));
+  int code = -1;
+  for (int attempt = 0; attempt < 5 && code != 0; ++attempt)
+    code = command_round_trip(ha.url(), d, "after");
+  EXPECT_EQ(code, 0);
+  // Nothing left pending in the consumer group on the new master.
+  const auto pending =
+      ha.connect(ha.master_port()).command({"XPENDING", "commands:outbound:gw-failover", "ingest"});
+  ASSERT_TRUE(pending.is_array()) << pending.text;
+  EXPECT_EQ(pending.elements.at(0).integer, 0);
+  gateway->signal(SIGTERM);
+  EXPECT_EQ(gateway->wait(), 0);
+}
+
+// `tgw node` meets in the same Redis: after a failover its nodes find the new master,
+// one of them emits, and the others go on handling messages there.
+TEST(NodeFailover, NodesKeepAnEmitterAndHandleMessagesAfterAFailover) {
+  redis_ha ha{2};
+  std::vector<child_process> nodes;
+  for (const char* id : {"a", "b", "c"})
+    nodes.emplace_back(
+        std::vector<std::string>{TGW_BINARY, "node", "--redis", ha.url(), "--id", id, "--interval",
+                                 "50", "--work-ms", "5", "--record-handled"},
+        ::testing::TempDir() + "/node-failover-" + id + ".log");
+  auto handled = [&] {
+    return ha.connect(ha.master_port()).command({"HLEN", "nodes:handled"}).integer;
+  };
+  ASSERT_TRUE(eventually([&] { return handled() > 5; }, 20s));
+  const std::uint16_t old_master = ha.master_port();
+  ha.kill(old_master);
+  ASSERT_TRUE(ha.wait_for_new_master(old_master, 30s));
+  // What the new master held at promotion, then more on top: the cluster goes on there.
+  const std::int64_t at_promotion = handled();
+  EXPECT_TRUE(eventually([&] { return handled() > at_promotion + 5; }, 30s));
+  EXPECT_TRUE(eventually([&] {
+    const auto emitter = ha.connect(ha.master_port()).command({"GET", "nodes:emitter"}).text;
+    return emitter == "a" || emitter == "b" || emitter == "c";
+  }));
+  for (auto& n : nodes) n.signal(SIGTERM);
+  for (auto& n : nodes) EXPECT_EQ(n.wait(), 0);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Whatever a sentinel URL gets wrong, serve and the client commands say so in one line
+// with the exit codes the CLI already uses: 2 for a URL that does not parse, 1 for a
+// deployment that does not answer.
+TEST(SentinelErrors, EachMistakeIsOneClearLineAndTheUsualExitCode) {
+  redis_ha ha{1};
+  const std::string sentinels = ha.url().substr(0, ha.url().rfind('/'));
+  const std::string nowhere = "redis+sentinel://127.0.0.1:" + std::to_string(free_port()) + "/tgw";
+  struct mistake {
+    const char* name;
+    std::string url;
+    int exit_code;
+    const char* said;
+  };
+  const std::vector<mistake> mistakes = {
+      {"wrong master name", sentinels + "/nope", 1, "no sentinel knows master 'nope'"},
+      {"no sentinel", nowhere, 1, "no sentinel reachable for master 'tgw'"},
+      {"no master name", sentinels, 2, "missing master name"},
+      {"bad port", "redis+sentinel://127.0.0.1:x/tgw", 2, "bad port 'x'"},
+  };
+  for (const auto& m : mistakes) {
+    const std::string log = ::testing::TempDir() + "/sentinel-errors.log";
+    std::remove(log.c_str());
+    child_process serve(
+        {TGW_BINARY, "serve", "--redis", m.url, "--port", "0", "--metrics-addr", ""}, log);
+    EXPECT_EQ(serve.wait(), m.exit_code) << m.name << ": " << read_file(log);
+    EXPECT_NE(read_file(log).find(m.said), std::string::npos) << m.name << ": " << read_file(log);
+    child_process registry({TGW_BINARY, "registry", "--redis", m.url}, log);
+    EXPECT_EQ(registry.wait(), m.exit_code) << m.name << " (registry): " << read_file(log);
+  }
+}
+
+}  // namespace
+}  // namespace tgw::test
