@@ -179,9 +179,11 @@ int run_watch(const common_settings& s) {
           out["response"] = null_if_empty(r.response);
           out["failure_reason"] = null_if_empty(r.failure_reason);
           out["responded_at"] = r.responded_at;
+          out["imei"] = null_if_empty(r.imei);
           std::cout << out.dump() << std::endl;
         } else {
-          std::cout << r.responded_at << ' ' << r.command_id << ' ' << r.status;
+          std::cout << r.responded_at << ' ' << (r.imei.empty() ? "-" : r.imei) << ' '
+                    << r.command_id << ' ' << r.status;
           if (!r.failure_reason.empty()) std::cout << ' ' << r.failure_reason;
           if (!r.response.empty()) std::cout << ": " << r.response;
           std::cout << std::endl;

@@ -33,7 +33,9 @@ local function last_response_id(responses)
   return newest[1][1]
 end
 
-local function respond(responses, command_id, status, response, reason, at)
+-- `imei` is the command's target, so a watcher knows the device without the command;
+-- it comes after the seed's fields, which keep their order.
+local function respond(responses, command_id, status, response, reason, at, imei)
   local entry = {'command_id', command_id, 'status', status}
   if response ~= nil and response ~= '' then
     entry[#entry + 1] = 'response'
@@ -45,6 +47,10 @@ local function respond(responses, command_id, status, response, reason, at)
   end
   entry[#entry + 1] = 'responded_at'
   entry[#entry + 1] = at
+  if imei ~= nil and imei ~= '' then
+    entry[#entry + 1] = 'imei'
+    entry[#entry + 1] = imei
+  end
   return redis.call('XADD', responses, 'MAXLEN', '~', RESPONSES_MAXLEN, '*', unpack(entry))
 end
 
@@ -128,11 +134,16 @@ local function resolve(keys, args)
   local stream, responses, journal = keys[1], keys[2], keys[3]
   local group, entry_id, command_id, status = args[1], args[2], args[3], args[4]
   local response, reason, instance = args[5], args[6], args[7]
-  local present = #redis.call('XRANGE', stream, entry_id, entry_id) == 1
+  local found = redis.call('XRANGE', stream, entry_id, entry_id)
   redis.call('XACK', stream, group, entry_id)
-  if not present then return 0 end
+  if #found ~= 1 then return 0 end
+  local imei
+  local fields = found[1][2]
+  for i = 1, #fields - 1, 2 do
+    if fields[i] == 'target_imei' then imei = fields[i + 1] end
+  end
   local at = now_ms()
-  respond(responses, command_id, status, response, reason, at)
+  respond(responses, command_id, status, response, reason, at, imei)
   if journal then
     journal_resolved(journal, tonumber(args[8]), at, instance, command_id, status, response,
                      reason)
@@ -186,7 +197,7 @@ local function orphans(keys, args)
     end
     if reason then
       failed = failed + 1
-      respond(responses, f.command_id or '', 'failed', nil, reason, at)
+      respond(responses, f.command_id or '', 'failed', nil, reason, at, f.target_imei)
       if why == nil then
         journal_resolved('journal:' .. f.target_imei, journal_maxlen, at, dead, f.command_id,
                          'failed', nil, reason)
@@ -224,7 +235,7 @@ local function drain_offline(keys, args)
     end
     if reason then
       at = at or now_ms()
-      respond(responses, c.command_id or '', 'failed', nil, reason, at)
+      respond(responses, c.command_id or '', 'failed', nil, reason, at, c.target_imei)
     else
       redis.call('XADD', stream, '*', 'command_id', c.command_id, 'target_imei', c.target_imei,
                  'codec', c.codec, 'payload', c.payload, 'expires_at', c.expires_at or '0')

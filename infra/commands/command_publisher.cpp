@@ -35,6 +35,8 @@ command_response to_response(const redis::value& entry) {
       r.response = v;
     } else if (name == "failure_reason") {
       r.failure_reason = v;
+    } else if (name == "imei") {
+      r.imei = v;
     } else if (name == "responded_at") {
       r.responded_at = f[i + 1].as_int().value_or(0);
     }

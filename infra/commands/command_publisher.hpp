@@ -29,6 +29,7 @@ struct command_response {
   std::string response;
   std::string failure_reason;
   std::int64_t responded_at = 0;  ///< ms since the epoch, Redis server time
+  std::string imei;               ///< The command's target; empty in entries from before it.
 };
 
 /// The publishing side of commands over one blocking connection: routes a command to

@@ -6,9 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
+#include "infra/commands/command_publisher.hpp"
+#include "infra/commands/command_store.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/run_tgw.hpp"
 #include "tests/support/test_device.hpp"
@@ -90,6 +95,44 @@ TEST(ClientCommands, ExitCodesSayWhatHappened) {
   // A URL that does not parse is a usage error everywhere.
   EXPECT_EQ(run_tgw("registry --redis http://x").exit_code, 2);
   EXPECT_EQ(run_tgw("projections rebuild --redis http://x").exit_code, 2);
+}
+
+// Response entries and `tgw command watch` lines name the device the command was for.
+TEST(ClientCommands, WatchLinesNameTheDevice) {
+  redis_server server;
+  auto redis = server.connect();
+  const std::string imei = "356307042441013";
+  redis.command({"HSET", "connections:registry", imei, "A"});
+  redis.command({"SET", "instance:heartbeat:A", "1", "EX", "90"});
+  redis.command({"XGROUP", "CREATE", "commands:outbound:A", "ingest", "0", "MKSTREAM"});
+  const infra::redis::connection::options where{server.endpoint(), 1000ms, 3000ms, "test"};
+  infra::commands::command_publisher publisher(where, 200ms);
+  infra::commands::command_store store(where, "A");
+  const std::string log = ::testing::TempDir() + "/watch.log";
+  std::remove(log.c_str());
+  child_process watch({TGW_BINARY, "command", "watch", "--redis",
+                       "redis://127.0.0.1:" + std::to_string(server.port())},
+                      log);
+  std::string error;
+  // The watcher prints what comes after it started: answer commands until one shows.
+  const bool shown = eventually([&] {
+    if (!publisher.publish(imei, "getinfo", 12, 300s, false, error)) return false;
+    const auto got = store.read_new(100ms, 16, error);
+    if (!got || got->empty()) return false;
+    for (const auto& e : *got) store.resolve(e, {"responded", "FW:1.2", ""}, error);
+    std::ifstream in(log);
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    return text.find(" " + imei + " ") != std::string::npos;
+  });
+  EXPECT_TRUE(shown);
+  const auto entries = redis.command({"XREVRANGE", "commands:responses", "+", "-", "COUNT", "1"});
+  ASSERT_EQ(entries.elements.size(), 1U);
+  const auto& fields = entries.elements[0].elements[1].elements;
+  ASSERT_GE(fields.size(), 2U);
+  EXPECT_EQ(fields[fields.size() - 2].text, "imei");
+  EXPECT_EQ(fields.back().text, imei);
+  watch.signal(SIGTERM);
+  EXPECT_EQ(watch.wait(), 0);
 }
 
 }  // namespace

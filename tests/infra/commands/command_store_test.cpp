@@ -94,6 +94,7 @@ TEST_F(CommandStore, ResolvePublishesJournalsAcksAndDeletesOnce) {
   EXPECT_EQ(rs[0]["command_id"], got->front().command_id);
   EXPECT_EQ(rs[0]["status"], "responded");
   EXPECT_EQ(rs[0]["response"], "FW:1.2");
+  EXPECT_EQ(rs[0]["imei"], imei1);
   EXPECT_EQ(rs[0].count("failure_reason"), 0U);
   EXPECT_FALSE(rs[0]["responded_at"].empty());
   EXPECT_EQ(pending("A"), 0);
