@@ -111,37 +111,56 @@ bool connection::ensure_connected(std::string& error) {
   return false;
 }
 
-// Asks each sentinel in turn, and takes the first answer. A sentinel that does not
-// know the name is not proof that none does: the others are asked too.
+// Asks every sentinel and follows the one with the highest configuration epoch: each
+// failover raises it, so a sentinel that was down during the last one (and still names
+// the old master, which may be back as an empty master until it is reconfigured) is
+// outvoted by any that took part. A sentinel that does not know the name is not proof
+// that none does.
 bool connection::find_master(endpoint& target, std::string& error) {
   const std::string& name = opts_.where.master_name;
   std::string tried;
   bool any_answered = false;
+  std::int64_t best_epoch = -1;
+  host_port best;
   for (const host_port& sentinel : opts_.where.sentinels) {
     endpoint at;
     at.host = sentinel.host;
     at.port = sentinel.port;
     connection asking({at, opts_.connect_timeout, opts_.connect_timeout, ""});
-    const value v = asking.command({"SENTINEL", "get-master-addr-by-name", name});
+    const value v = asking.command({"SENTINEL", "MASTER", name});
     const std::string where = sentinel.host + ":" + std::to_string(sentinel.port);
-    std::uint16_t port = 0;
-    if (v.is_array() && v.elements.size() == 2 && !v.elements[0].text.empty() &&
-        v.elements[1].as_int() &&
-        (port = static_cast<std::uint16_t>(*v.elements[1].as_int())) > 0) {
-      master_ = {v.elements[0].text, port};
-      target.host = master_.host;
-      target.port = master_.port;
-      target.unix_socket.clear();
-      return true;
+    if (v.is_array()) {
+      any_answered = true;
+      std::string ip;
+      std::int64_t port = 0;
+      std::int64_t epoch = -1;
+      for (std::size_t i = 0; i + 1 < v.elements.size(); i += 2) {
+        const std::string& field = v.elements[i].text;
+        if (field == "ip") ip = v.elements[i + 1].text;
+        if (field == "port") port = v.elements[i + 1].as_int().value_or(0);
+        if (field == "config-epoch") epoch = v.elements[i + 1].as_int().value_or(-1);
+      }
+      if (!ip.empty() && port > 0 && port <= 65535 && epoch > best_epoch) {
+        best_epoch = epoch;
+        best = {ip, static_cast<std::uint16_t>(port)};
+      }
+      continue;
     }
     if (!tried.empty()) tried += "; ";
-    if (v.is_nil()) {
+    if (v.is_error() && v.text.find("No such master") != std::string::npos) {
       any_answered = true;
       tried += where + ": unknown master";
     } else {
       if (!v.is_error() || !v.text.starts_with("IO")) any_answered = true;
       tried += where + ": " + (v.is_error() ? v.text : std::string("unexpected reply"));
     }
+  }
+  if (best_epoch >= 0) {
+    master_ = best;
+    target.host = master_.host;
+    target.port = master_.port;
+    target.unix_socket.clear();
+    return true;
   }
   error = any_answered ? "no sentinel knows master '" + name + "' (" + tried + ")"
                        : "no sentinel reachable for master '" + name + "' (" + tried + ")";

@@ -76,8 +76,7 @@ redis_ha::redis_ha(int replicas) {
                         << data_ports_.front() << " 2\nsentinel down-after-milliseconds "
                         << master_name << " 1000\nsentinel failover-timeout " << master_name
                         << " 3000\nsentinel parallel-syncs " << master_name << " 1\n";
-    n->process.emplace(std::vector<std::string>{"redis-server", conf, "--sentinel"},
-                       dir_ + "/sentinel-" + std::to_string(n->port) + ".log");
+    start_sentinel(*n);
     sentinel_ports_.push_back(n->port);
     nodes_.push_back(std::move(n));
   }
@@ -193,9 +192,19 @@ void redis_ha::resume(std::uint16_t port) {
 
 void redis_ha::restart(std::uint16_t port) {
   node& n = find(port);
-  if (n.sentinel) throw std::runtime_error("restart() is for data nodes");
   n.process.reset();
-  start_data_node(n, 0);
+  if (n.sentinel)
+    start_sentinel(n);  // with the configuration it last wrote, stale if it missed a failover
+  else
+    start_data_node(n, 0);
+}
+
+void redis_ha::start_sentinel(node& n) {
+  const std::string conf = dir_ + "/sentinel-" + std::to_string(n.port) + ".conf";
+  n.process.emplace(std::vector<std::string>{"redis-server", conf, "--sentinel"},
+                    dir_ + "/sentinel-" + std::to_string(n.port) + ".log");
+  if (!poll_until([&] { return direct(n.port).command({"PING"}).text == "PONG"; }, 10s))
+    throw std::runtime_error("sentinel did not start on port " + std::to_string(n.port));
 }
 
 infra::redis::connection redis_ha::connect(std::uint16_t port) const {

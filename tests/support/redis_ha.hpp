@@ -44,8 +44,9 @@ class redis_ha {
   bool wait_for_replica(std::uint16_t port, std::chrono::milliseconds deadline);
 
   /// SIGKILL, SIGSTOP and SIGCONT of the node on `port` (data node or sentinel);
-  /// restart() starts a killed data node again on its port, as a master with empty
-  /// data: the sentinels turn it into a replica of the current master.
+  /// restart() starts a killed node again on its port: a data node as a master with
+  /// empty data (the sentinels turn it into a replica of the current master), a
+  /// sentinel with the configuration it last wrote.
   void kill(std::uint16_t port);
   void pause(std::uint16_t port);
   void resume(std::uint16_t port);
@@ -58,6 +59,7 @@ class redis_ha {
   struct node;
   node& find(std::uint16_t port);
   void start_data_node(node& n, std::uint16_t replica_of);
+  void start_sentinel(node& n);
 
   std::string dir_;
   std::vector<std::uint16_t> data_ports_;

@@ -129,6 +129,24 @@ TEST(SentinelConnection, LeavesItsMasterWhenTheSentinelsAnnounceAFailover) {
   }));
 }
 
+// A sentinel that slept through a failover names the old master, which, restarted,
+// says it is a master (an empty one) until the others reconfigure it. The connection
+// follows the sentinel with the newest configuration instead.
+TEST(SentinelConnection, AStaleSentinelIsOutvotedByTheNewestConfiguration) {
+  redis_ha ha;
+  const std::uint16_t stale = ha.sentinel_ports()[0];  // asked first
+  const std::uint16_t old_master = ha.data_ports()[0];
+  ha.kill(stale);
+  ha.kill(old_master);
+  ASSERT_TRUE(ha.wait_for_new_master(old_master, 30s));
+  ha.restart(old_master);
+  ha.restart(stale);
+  ASSERT_EQ(ha.connect(old_master).command({"ROLE"}).elements.at(0).text, "master");
+  auto c = through(ha.endpoint());
+  EXPECT_EQ(c.command({"SET", "k", "v"}).text, "OK");
+  EXPECT_EQ(c.server(), "master tgw at 127.0.0.1:" + std::to_string(ha.data_ports()[1]));
+}
+
 TEST(SentinelConnection, NeverSettlesOnAReplica) {
   redis_ha ha;
   // Sentinels that name a replica (stale, mid-failover) are checked against ROLE.
