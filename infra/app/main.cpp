@@ -1,11 +1,17 @@
+#include <cctype>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "actors/gateway/run_gateway.hpp"
 #include "actors/node/run_node.hpp"
 #include "actors/replay/run_offline_replay.hpp"
+#include "infra/app/build_info.hpp"
 #include "infra/app/termination.hpp"
 #include "infra/cli/command_command.hpp"
 #include "infra/cli/decode_command.hpp"
@@ -18,10 +24,45 @@
 
 namespace {
 
+// The environment variable that supplied the value a parse error is about: CLI11 names
+// only the flag, and an operator who never typed it needs to know where it came from.
+std::string environment_source(const CLI::App& app, const std::string& message, int argc,
+                               char** argv) {
+  std::vector<const CLI::App*> apps = {&app};
+  for (std::size_t i = 0; i < apps.size(); ++i)
+    for (const CLI::App* sub : apps[i]->get_subcommands({})) apps.push_back(sub);
+  for (const CLI::App* a : apps) {
+    if (!a->parsed() && a != &app) continue;
+    for (const CLI::Option* opt : a->get_options()) {
+      const std::string& variable = opt->get_envname();
+      if (variable.empty() || opt->get_lnames().empty()) continue;
+      // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread starts
+      if (std::getenv(variable.c_str()) == nullptr) continue;
+      const std::string flag = "--" + opt->get_lnames().front();
+      const auto at = message.find(flag);
+      const bool whole = at != std::string::npos &&
+                         (at + flag.size() == message.size() ||
+                          !(std::isalnum(static_cast<unsigned char>(message[at + flag.size()])) ||
+                            message[at + flag.size()] == '-'));
+      // Typed on the command line, the flag wins over the variable: not this case.
+      bool typed = false;
+      for (int i = 1; i < argc; ++i)
+        typed |=
+            std::string_view(argv[i]) == flag || std::string_view(argv[i]).starts_with(flag + "=");
+      if (whole && !typed) return variable;
+    }
+  }
+  return "";
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"tgw: a gateway for Teltonika GPS trackers", "tgw"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "tgw 0.1.0");
+  app.set_version_flag("--version", "tgw " + std::string(tgw::infra::version()) + " (commit " +
+                                        std::string(tgw::infra::commit()) + ")");
+  app.footer(
+      "tgw node is a separate system that shares only the Redis plumbing: the cluster "
+      "nodes of docs/NODE.md, not part of the gateway.");
   app.set_config("--config", "", "Read flags from this TOML/INI file");
   int exit_code = 0;
   tgw::infra::add_serve_command(app, tgw::actors::gateway::run_gateway, exit_code);
@@ -35,6 +76,12 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (const std::string variable = environment_source(app, e.what(), argc, argv);
+        !variable.empty()) {
+      std::cerr << e.what() << " (the value comes from the environment variable " << variable
+                << ")\nRun with --help for more information.\n";
+      return 2;
+    }
     return app.exit(e) == 0 ? 0 : 2;
   }
   return exit_code;

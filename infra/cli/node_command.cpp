@@ -41,7 +41,8 @@ void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
   auto o = std::make_shared<node_options>();
   CLI::App* cmd = app.add_subcommand(
       "node",
-      "A cluster node: nodes coordinate only through Redis; one emitter pushes a message\n"
+      "A separate system, not part of the gateway: a cluster node of the emitter/worker\n"
+      "cluster (docs/NODE.md). Nodes coordinate only through Redis; one emitter pushes a message\n"
       "into nodes:queue every interval, the others handle them, failures go to the\n"
       "error list. Stops cleanly on SIGINT/SIGTERM.");
   cmd->add_flag("--getErrors", o->get_errors,
@@ -97,7 +98,7 @@ void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
       ->envname("TGW_NODE_QUEUE_LIMIT")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn, error, off")
+  cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn, error, critical or off")
       ->envname("TGW_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();

@@ -102,7 +102,8 @@ void add_projections_command(CLI::App& app, int& exit_code) {
   rebuild->add_option("--imei", s->imei, "Only this device");
   rebuild->add_flag("--dry-run", s->dry_run, "Report differences; write nothing");
   rebuild->add_flag("--json", s->json, "One line of JSON instead of text");
-  rebuild->add_option("--log-level", s->log_level, "trace, debug, info, warn, error, off")
+  rebuild
+      ->add_option("--log-level", s->log_level, "trace, debug, info, warn, error, critical or off")
       ->envname("TGW_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();

@@ -19,7 +19,7 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
   cmd->add_option("--bind", o->bind, "Address for device connections")
       ->envname("TGW_BIND")
       ->capture_default_str();
-  cmd->add_option("--port", o->port, "Device port (TCP)")
+  cmd->add_option("--port", o->port, "Device port, TCP and UDP (0: any free port)")
       ->envname("TGW_PORT")
       ->capture_default_str();
   cmd->add_option("--redis", o->redis_url,
@@ -176,7 +176,7 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_CAPTURE_MAX_TOTAL_MB")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30))
       ->capture_default_str();
-  cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn, error, off")
+  cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn, error, critical or off")
       ->envname("TGW_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();

@@ -323,7 +323,7 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", s->json, "Print the summary as one JSON object")
       ->envname("TGW_SIM_JSON")
       ->capture_default_str();
-  cmd->add_option("--log-level", s->log_level, "trace, debug, info, warn, error, off")
+  cmd->add_option("--log-level", s->log_level, "trace, debug, info, warn, error, critical or off")
       ->envname("TGW_SIM_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
