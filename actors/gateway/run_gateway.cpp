@@ -136,6 +136,25 @@ void warn_if_short_of_replicas(const infra::redis::endpoint& where, int wanted) 
                  connected);
 }
 
+// /readyz: the device port accepts, Redis takes this instance's writes, and its
+// heartbeat is fresh, so other instances do not take it for dead.
+std::string not_ready_because(const infra::metrics::gateway_counters& c,
+                              std::chrono::seconds heartbeat_ttl) {
+  if (!c.listening.load()) return "the device port is not accepting";
+  if (const int down = c.writers_down.load(); down > 0)
+    return "Redis unreachable from " + std::to_string(down) + " telemetry writer(s)";
+  const std::int64_t at = c.heartbeat_at_ms.load();
+  if (at == 0) return "no heartbeat written yet";
+  if (!c.heartbeat_ok.load()) return "the last heartbeat write failed (Redis unreachable?)";
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  if (now - at > std::chrono::duration_cast<std::chrono::milliseconds>(heartbeat_ttl).count())
+    return "the heartbeat is " + std::to_string((now - at) / 1000) + " s old (TTL " +
+           std::to_string(heartbeat_ttl.count()) + " s)";
+  return "";
+}
+
 }  // namespace
 
 int run_gateway(const infra::serve_options& o) {
@@ -358,7 +377,9 @@ int run_gateway(const infra::serve_options& o) {
                            ? static_cast<double>(s->counters().framing_errors[e].load())
                            : 0.0;
               }},
-          instance);
+          instance, [counters, ttl = std::chrono::seconds{o.heartbeat_ttl_s}] {
+            return not_ready_because(*counters, ttl);
+          });
     } catch (const std::exception& e) {
       return give_up("cannot serve metrics on --metrics-addr " + o.metrics_addr + ": " + e.what());
     }
@@ -367,6 +388,7 @@ int run_gateway(const infra::serve_options& o) {
   server->start();
   udp->start();
   io.start();
+  counters->listening.store(true);
   const auto running = infra::current_cpu_policy();
   const std::string_view running_policy = running ? infra::to_string(*running) : "real-time";
   spdlog::info(
@@ -379,6 +401,8 @@ int run_gateway(const infra::serve_options& o) {
   int signal = 0;
   while ((signal = infra::wait_for_signal()) == SIGHUP) reload(o, allowlist.get());
   spdlog::info("signal {}: draining (at most {} ms)", signal, o.drain_timeout_ms);
+  // Not ready from here on, so a balancer that watches /readyz sends no new device.
+  counters->listening.store(false);
   server->stop_accepting();
   udp->stop();
   // Devices wait for the ACK of what they sent; let persistence finish first.

@@ -51,17 +51,20 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
           !outcomes.empty() && !outcomes.front().ok && outcomes.front().error.starts_with("IO");
       if (failed) {
         counters->writer_redis_errors.fetch_add(1, std::memory_order_relaxed);
-        if (!state->down)
+        if (!state->down) {
+          counters->writers_down.fetch_add(1);
           spdlog::error(
               "telemetry writer {}: Redis unavailable ({}); devices are not ACKed "
               "until it returns",
               shard, outcomes.front().error);
+        }
         state->down = true;
         state->down_reason = outcomes.front().error;
         state->retry_at = now + state->backoff;
         state->backoff = std::min(state->backoff * 2, config.max_backoff);
       } else if (state->down) {
         spdlog::info("telemetry writer {}: Redis reachable again", shard);
+        counters->writers_down.fetch_sub(1);
         counters->writer_reconnects.fetch_add(1, std::memory_order_relaxed);
         state->down = false;
         state->backoff = std::chrono::milliseconds{100};

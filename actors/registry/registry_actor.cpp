@@ -115,9 +115,13 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
         state->held.clear();
         return *deleted;
       },
-      [self, config, store, state, failure, repair, check_index](beat_atom) {
+      [self, config, store, state, failure, repair, check_index, counters](beat_atom) {
         std::string error;
         const auto missing = store->heartbeat(config.heartbeat_ttl, error);
+        counters->heartbeat_ok.store(missing.has_value());
+        counters->heartbeat_at_ms.store(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count());
         if (!missing) {
           failure("heartbeat", error);
         } else if (*missing && !state->held.empty()) {

@@ -30,6 +30,13 @@ struct gateway_counters {
   std::atomic<std::uint64_t> janitor_passes{0};
   std::atomic<std::int64_t> registry_held{0};
 
+  // Readiness (/readyz): the device port accepts, the last heartbeat write succeeded
+  // (and when, in ms since the epoch), and how many telemetry writers find Redis down.
+  std::atomic<bool> listening{false};
+  std::atomic<bool> heartbeat_ok{false};
+  std::atomic<std::int64_t> heartbeat_at_ms{0};
+  std::atomic<int> writers_down{0};
+
   /// Frames by codec id byte (08, 8E, 10, 0C..0F), AVL and command alike.
   std::array<std::atomic<std::uint64_t>, 256> frames_by_codec{};
   /// AVL frames refused by the decoder, by codecs::errc value.

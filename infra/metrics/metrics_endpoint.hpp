@@ -18,14 +18,18 @@ struct live_gauges {
   std::function<double(std::size_t errc)> framing_errors;
 };
 
-/// Serves Prometheus text at http://ADDR/metrics (prometheus-cpp's civetweb server,
-/// its own threads). Counters are read at scrape time; the data path only increments
+/// Why the instance is not ready to take devices, or empty when it is.
+using readiness_check = std::function<std::string()>;
+
+/// Serves, on civetweb's own two threads: Prometheus text at http://ADDR/metrics;
+/// /healthz, 200 while the process serves HTTP; /readyz, 200 "ready" or 503 "not ready:
+/// <why>" from `ready`. Counters are read at scrape time; the data path only increments
 /// atomics. Names are listed in docs/GATEWAY.md.
 class metrics_endpoint {
  public:
   /// Throws std::runtime_error if the address cannot be bound.
   metrics_endpoint(const std::string& address, std::shared_ptr<const gateway_counters> counters,
-                   live_gauges gauges, std::string instance_id);
+                   live_gauges gauges, std::string instance_id, readiness_check ready = {});
   ~metrics_endpoint();
   metrics_endpoint(const metrics_endpoint&) = delete;
   metrics_endpoint& operator=(const metrics_endpoint&) = delete;

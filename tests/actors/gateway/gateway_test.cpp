@@ -17,7 +17,9 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -75,8 +77,8 @@ bytes ack(std::uint32_t n) {
           static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
 }
 
-/// GET http://127.0.0.1:port/metrics, the whole response; empty when unreachable.
-std::string scrape_metrics(std::uint16_t port) {
+/// GET http://127.0.0.1:port/path, the whole response; empty when unreachable.
+std::string http_get(std::uint16_t port, const std::string& path) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -85,7 +87,7 @@ std::string scrape_metrics(std::uint16_t port) {
   std::string out;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
     const std::string request =
-        "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+        "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
     (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
     timeval tv{2, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -95,6 +97,10 @@ std::string scrape_metrics(std::uint16_t port) {
   }
   ::close(fd);
   return out;
+}
+
+std::string scrape_metrics(std::uint16_t port) {
+  return http_get(port, "/metrics");
 }
 
 /// The value of the sample line that starts with `series` (name and labels), or -1.
@@ -427,6 +433,64 @@ TEST_F(Gateway, MetricsCountFramesByCodecAndErrorAndTimeTheAcks) {
   EXPECT_EQ(metric(text, "teltonika_connections_total{" + id + ",result=\"accepted\"} "), 3);
   EXPECT_EQ(
       metric(text, "teltonika_redis_errors_total{" + id + ",component=\"telemetry_writer\"} "), 0);
+}
+
+/// How many sample lines of metric family `name` the exposition has.
+int samples(const std::string& text, const std::string& name) {
+  int n = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with(name + "{") || line.starts_with(name + " ")) ++n;
+  return n;
+}
+
+// Every series once, names with units, the build and the process described.
+TEST_F(Gateway, MetricsNameEachThingOnceWithItsUnit) {
+  const std::uint16_t metrics_port = free_port();
+  start({"--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port), "--capture-dir",
+         ::testing::TempDir() + "/metrics-capture"});
+  const std::string text = scrape_metrics(metrics_port);
+  const std::string id = "instance_id=\"gw-test\"";
+  // The registry's failures have one name, the one other systems read.
+  EXPECT_EQ(samples(text, "teltonika_registry_failures_total"), 1) << text;
+  EXPECT_EQ(text.find("component=\"registry\""), std::string::npos) << text;
+  EXPECT_EQ(samples(text, "teltonika_capture_dropped_bytes_total"), 1) << text;
+  EXPECT_EQ(samples(text, "teltonika_capture_dropped_total"), 0) << text;
+  EXPECT_NE(text.find("teltonika_build_info{" + id + ",version=\""), std::string::npos) << text;
+  EXPECT_GT(metric(text, "process_open_fds "), 0) << text;
+  EXPECT_GT(metric(text, "process_resident_memory_bytes "), 1 << 20) << text;
+  EXPECT_GE(metric(text, "process_cpu_seconds_total "), 0) << text;
+  EXPECT_GT(metric(text, "process_start_time_seconds "), 1.7e9) << text;
+  // No family is exposed twice.
+  std::map<std::string, int> types;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with("# TYPE ")) ++types[line.substr(7, line.find(' ', 7) - 7)];
+  for (const auto& [name, n] : types) EXPECT_EQ(n, 1) << name;
+}
+
+// /healthz answers while the process serves; /readyz only while the port accepts,
+// Redis takes writes and the heartbeat is fresh, and says why not.
+TEST_F(Gateway, ReadyzFollowsRedisAndHealthzStaysUp) {
+  const std::uint16_t metrics_port = free_port();
+  start({"--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port), "--heartbeat-interval-ms",
+         "200"});
+  EXPECT_TRUE(eventually([&] {
+    return http_get(metrics_port, "/readyz").starts_with("HTTP/1.1 200");
+  })) << http_get(metrics_port, "/readyz");
+  EXPECT_TRUE(http_get(metrics_port, "/healthz").starts_with("HTTP/1.1 200"));
+  server.stop();
+  std::string answer;
+  EXPECT_TRUE(eventually([&] {
+    answer = http_get(metrics_port, "/readyz");
+    return answer.starts_with("HTTP/1.1 503");
+  })) << answer;
+  EXPECT_NE(answer.find("not ready: "), std::string::npos) << answer;
+  EXPECT_TRUE(http_get(metrics_port, "/healthz").starts_with("HTTP/1.1 200"));
+  server.start();
+  EXPECT_TRUE(
+      eventually([&] { return http_get(metrics_port, "/readyz").starts_with("HTTP/1.1 200"); },
+                 std::chrono::seconds{20}));
 }
 
 TEST_F(Gateway, SigtermDrainsAndExitsZero) {
