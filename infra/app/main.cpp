@@ -14,6 +14,7 @@
 #include "infra/app/build_info.hpp"
 #include "infra/app/termination.hpp"
 #include "infra/cli/command_command.hpp"
+#include "infra/cli/config_file.hpp"
 #include "infra/cli/decode_command.hpp"
 #include "infra/cli/node_command.hpp"
 #include "infra/cli/projections_command.hpp"
@@ -63,7 +64,7 @@ int run(int argc, char** argv) {
   app.footer(
       "tgw node is a separate system that shares only the Redis plumbing: the cluster "
       "nodes of docs/NODE.md, not part of the gateway.");
-  app.set_config("--config", "", "Read flags from this TOML/INI file");
+  tgw::infra::add_config_option(app);
   int exit_code = 0;
   tgw::infra::add_serve_command(app, tgw::actors::gateway::run_gateway, exit_code);
   tgw::infra::add_decode_command(app, exit_code);
