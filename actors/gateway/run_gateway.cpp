@@ -23,6 +23,7 @@
 #include "actors/registry/registry_actor.hpp"
 #include "infra/app/allocator.hpp"
 #include "infra/app/cpu_policy.hpp"
+#include "infra/app/service_notify.hpp"
 #include "infra/app/termination.hpp"
 #include "infra/capture/capture_recorder.hpp"
 #include "infra/metrics/gateway_counters.hpp"
@@ -389,6 +390,21 @@ int run_gateway(const infra::serve_options& o) {
   udp->start();
   io.start();
   counters->listening.store(true);
+  // systemd (Type=notify): ready once devices can connect; the watchdog pings only
+  // while an io thread still runs a posted task, so a wedged gateway is restarted.
+  infra::service_notifier service;
+  auto io_alive_at = std::make_shared<std::atomic<std::int64_t>>(0);
+  service.notify("READY=1\nSTATUS=listening on port " + std::to_string(server->port()));
+  service.start_watchdog([&io, io_alive_at, period = service.watchdog_period()] {
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    infra::net::asio::post(io.front(), [io_alive_at, now] {
+      io_alive_at->store(std::chrono::duration_cast<std::chrono::microseconds>(now).count());
+    });
+    const auto last = std::chrono::microseconds{io_alive_at->load()};
+    // The task posted at the previous ping must have run by now (half a period later).
+    return last.count() == 0 ||
+           std::chrono::duration_cast<std::chrono::microseconds>(now) - last <= period;
+  });
   const auto running = infra::current_cpu_policy();
   const std::string_view running_policy = running ? infra::to_string(*running) : "real-time";
   spdlog::info(
@@ -403,6 +419,7 @@ int run_gateway(const infra::serve_options& o) {
   spdlog::info("signal {}: draining (at most {} ms)", signal, o.drain_timeout_ms);
   // Not ready from here on, so a balancer that watches /readyz sends no new device.
   counters->listening.store(false);
+  service.notify("STOPPING=1");
   server->stop_accepting();
   udp->stop();
   // Devices wait for the ACK of what they sent; let persistence finish first.

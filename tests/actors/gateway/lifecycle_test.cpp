@@ -6,11 +6,13 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -272,6 +274,59 @@ TEST_F(Lifecycle, EveryStartUpFailureExitsPromptlyWithOneLineWhy) {
   // No heartbeat is left behind by a start that got as far as the registry.
   auto conn = redis.connect();
   EXPECT_EQ(conn.command({"KEYS", "instance:heartbeat:*"}).elements.size(), 0U);
+}
+
+/// The datagrams sent to a unix socket bound at `path`, as systemd's notify socket is.
+class notify_socket {
+ public:
+  explicit notify_socket(const std::string& path) {
+    ::unlink(path.c_str());
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  }
+  ~notify_socket() { ::close(fd_); }
+  notify_socket(const notify_socket&) = delete;
+  notify_socket& operator=(const notify_socket&) = delete;
+
+  /// Everything received so far, datagrams separated by '|'; never waits.
+  const std::string& drain() {
+    char buffer[512];
+    for (ssize_t n; (n = ::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT)) > 0;)
+      received_ += std::string(buffer, static_cast<std::size_t>(n)) + "|";
+    return received_;
+  }
+
+ private:
+  int fd_ = -1;
+  std::string received_;
+};
+
+// Under systemd (Type=notify, WatchdogSec=): READY=1 once devices can connect,
+// WATCHDOG=1 pings while it works, STOPPING=1 when the drain begins.
+TEST_F(Lifecycle, TellsSystemdItIsReadyAliveAndStopping) {
+  redis_server redis;
+  const std::string path = dir + "/notify.sock";
+  notify_socket systemd(path);
+  port = free_port();
+  child_process gateway(
+      {"env", "NOTIFY_SOCKET=" + path, "WATCHDOG_USEC=200000", TGW_BINARY, "serve", "--port",
+       std::to_string(port), "--bind", "127.0.0.1", "--metrics-addr", "", "--redis",
+       "redis://127.0.0.1:" + std::to_string(redis.port())},
+      log);
+  ASSERT_TRUE(eventually([&] { return systemd.drain().find("READY=1") != std::string::npos; }));
+  EXPECT_TRUE(listening());
+  ASSERT_TRUE(eventually([&] {
+    const std::string& got = systemd.drain();
+    const auto first = got.find("WATCHDOG=1");
+    return first != std::string::npos && got.find("WATCHDOG=1", first + 1) != std::string::npos;
+  })) << systemd.drain();
+  EXPECT_EQ(systemd.drain().find("STOPPING=1"), std::string::npos);
+  gateway.signal(SIGTERM);
+  EXPECT_EQ(wait_for_exit(gateway), 0);
+  EXPECT_NE(systemd.drain().find("STOPPING=1"), std::string::npos) << systemd.drain();
 }
 
 }  // namespace
