@@ -74,6 +74,15 @@ int run_rebuild(const projections_settings& s) {
   telemetry::rebuild_settings settings;
   settings.imei = s.imei;
   settings.dry_run = s.dry_run;
+  // Progress on stderr, at most once a second, so stdout stays the result.
+  auto last = std::chrono::steady_clock::now();
+  settings.progress = [&last](const telemetry::rebuild_report& r) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last < std::chrono::seconds{1}) return;
+    last = now;
+    std::cerr << "projections: " << r.devices << " devices, " << r.events_read << " events, "
+              << r.differences << " differences so far\n";
+  };
   const auto report = rebuilder.run(settings, error);
   if (!report) {
     std::cerr << "tgw projections rebuild: " << error << '\n';

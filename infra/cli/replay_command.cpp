@@ -133,6 +133,10 @@ int run_replay(const replay_options& o, const replay::offline_runner& offline) {
     settings.port = port;
     settings.speed = o.speed;
     settings.answer_timeout = std::chrono::milliseconds{o.answer_timeout_ms};
+    if (!o.quiet)
+      settings.progress = [](std::size_t done, std::size_t total) {
+        std::cerr << "replay: " << done << " of " << total << " connections done\n";
+      };
     reports = replay::replay_live(capture, settings);
   }
   std::size_t differing = 0;

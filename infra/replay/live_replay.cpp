@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 
 #include "codecs/imei.hpp"
@@ -163,10 +164,21 @@ std::vector<connection_report> replay_live(const capture::capture_set& capture,
   const auto start = clock::now();
   std::vector<std::thread> threads;
   threads.reserve(capture.connections.size());
+  std::atomic<std::size_t> done{0};
   for (std::size_t i = 0; i < capture.connections.size(); ++i)
     threads.emplace_back([&, i] {
       reports[i] = device_run(capture.connections[i], settings, start, first_us).run();
+      done.fetch_add(1);
     });
+  auto last = clock::now();
+  if (settings.progress)
+    while (done.load() < threads.size()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{100});
+      if (clock::now() - last >= std::chrono::seconds{1}) {
+        last = clock::now();
+        settings.progress(done.load(), threads.size());
+      }
+    }
   for (auto& t : threads) t.join();
   return reports;
 }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct live_settings {
   double speed = 1.0;
   /// How long to wait for an answer the recording shows the gateway gave.
   std::chrono::milliseconds answer_timeout{5000};
+  /// Called about once a second, from the calling thread, with the connections
+  /// finished and in all (for progress output).
+  std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
 /// `tgw replay --to`: re-enacts the device side of every recorded connection against

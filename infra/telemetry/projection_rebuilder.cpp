@@ -132,6 +132,7 @@ bool projection_rebuilder::rebuild_device(const std::string& imei, const rebuild
     report.events_read += events;
     report.differences += diffs.size();
     if (!diffs.empty()) report.differing.push_back({imei, std::move(diffs)});
+    if (s.progress) s.progress(report);
     return true;
   }
   error = "journal of " + imei + " kept changing during " + std::to_string(s.max_attempts) +

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,6 +18,8 @@ struct rebuild_settings {
   bool dry_run = false;  ///< Compare only; write nothing.
   std::size_t page = 1000;
   int max_attempts = 50;  ///< Per device, when live writes keep changing its journal.
+  /// Called after each device with the counts so far (for progress output).
+  std::function<void(const struct rebuild_report&)> progress;
 };
 
 /// The differences found on one device.

@@ -132,6 +132,18 @@ TEST_F(ProjectionRebuilder, ImeiLimitsTheScope) {
   EXPECT_TRUE(device(imei_b).empty());
 }
 
+// The progress hook sees every device once, with the running counts.
+TEST_F(ProjectionRebuilder, ReportsProgressAfterEachDevice) {
+  a_fleet();
+  std::vector<std::size_t> seen;
+  rebuild_settings s;
+  s.progress = [&](const rebuild_report& r) { seen.push_back(r.devices); };
+  const auto report = rebuild(s);
+  ASSERT_TRUE(report) << error;
+  ASSERT_EQ(seen.size(), report->devices);
+  for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], i + 1);
+}
+
 TEST_F(ProjectionRebuilder, DryRunReportsDifferencesAndWritesNothing) {
   a_fleet();
   redis.command({"HSET", keys::device(imei_a), "records_total", "999", "stray", "x"});
@@ -232,7 +244,8 @@ TEST_F(ProjectionRebuilder, CommandRebuildsAndSummarises) {
   const std::string url = "redis://127.0.0.1:" + std::to_string(server.port());
   const auto [dry_code, dry] =
       tgw({"projections", "rebuild", "--redis", url, "--dry-run", "--json"});
-  ASSERT_EQ(dry_code, 0) << dry;
+  // A dry run is a check: differences found exit 3.
+  ASSERT_EQ(dry_code, 3) << dry;
   const auto report = nlohmann::json::parse(dry);
   EXPECT_EQ(report["devices"], 2);
   EXPECT_EQ(report["projections_written"], 0);
