@@ -25,6 +25,7 @@
 #include "codecs/avl_encode.hpp"
 #include "codecs/command.hpp"
 #include "codecs/imei.hpp"
+#include "tests/support/device_protocol.hpp"
 #include "tests/support/redis_ha.hpp"
 #include "tests/support/run_tgw.hpp"
 #include "tests/support/test_device.hpp"
@@ -35,14 +36,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr const char* imei = "356307042441013";
-
-bytes handshake() {
-  codecs::imei id;
-  EXPECT_EQ(codecs::imei::parse(imei, id), codecs::errc::ok);
-  bytes out;
-  codecs::encode_imei_packet(id, out);
-  return out;
-}
 
 /// A 1-record packet whose record time identifies it.
 bytes packet(std::uint64_t ts) {
@@ -84,7 +77,7 @@ class tracker {
   bool connect() {
     auto d = std::make_unique<device>(port_);
     if (!d->connected()) return false;
-    d->send(handshake());
+    d->send(handshake_packet(imei));
     if (d->receive(1) != bytes{0x01}) return false;
     link_ = std::move(d);
     return true;
@@ -104,26 +97,6 @@ std::map<std::string, int> stored_times(redis_ha& ha, std::uint16_t port) {
       if (fields[i].text == "ts") ++times[fields[i + 1].text];
   }
   return times;
-}
-
-std::string scrape(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request = "GET /metrics HTTP/1.0\r\n\r\n";
-    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    timeval tv{2, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    char buffer[4096];
-    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
-      out.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
 }
 
 class Failover : public ::testing::Test {
@@ -206,47 +179,22 @@ TEST_F(Failover, ShortOfReplicasNothingIsAckedUntilTheReplicaReturns) {
   const std::uint16_t replica = ha.data_ports()[1];
   ha.kill(replica);
   device d(port);
-  d.send(handshake());
+  d.send(handshake_packet(imei));
   ASSERT_EQ(d.receive(1), bytes{0x01});
   d.send(packet(1'700'000'001'000));
   EXPECT_EQ(d.receive(4), std::nullopt) << "ACKed without a replica";
   EXPECT_TRUE(eventually([&] {
-    return scrape(metrics_port)
+    return http_get(metrics_port, "/metrics")
                    .find(
                        "teltonika_persist_failures_total{instance_id=\"gw-failover\","
                        "reason=\"replicas\"} ") != std::string::npos &&
-           scrape(metrics_port).find("reason=\"replicas\"} 0") == std::string::npos;
+           http_get(metrics_port, "/metrics").find("reason=\"replicas\"} 0") == std::string::npos;
   }));
   ha.restart(replica);
   ASSERT_TRUE(ha.wait_for_replica(replica, 30s));
   EXPECT_TRUE(t.deliver(1'700'000'001'000));
   gateway->signal(SIGTERM);
   EXPECT_EQ(gateway->wait(), 0);
-}
-
-/// The next Codec 12 command text written to `d`, or nullopt.
-std::optional<std::string> receive_command(const device& d) {
-  auto head = d.receive(8);
-  if (!head) return std::nullopt;
-  const std::size_t length = (std::size_t{(*head)[4]} << 24) | (std::size_t{(*head)[5]} << 16) |
-                             (std::size_t{(*head)[6]} << 8) | (*head)[7];
-  auto rest = d.receive(length + 4);
-  if (!rest) return std::nullopt;
-  bytes frame = *head;
-  frame.insert(frame.end(), rest->begin(), rest->end());
-  codecs::command_message m;
-  if (!codecs::decode_command_frame(frame, m).ok()) return std::nullopt;
-  return std::string(m.payload_text());
-}
-
-void answer(const device& d, const std::string& text) {
-  codecs::command_fields f;
-  f.codec = codecs::codec_id::codec12;
-  f.type = codecs::message_type::response;
-  f.payload = codecs::as_bytes(text);
-  bytes out;
-  ASSERT_EQ(codecs::encode_command_frame(f, out), codecs::errc::ok);
-  d.send(out);
 }
 
 /// `tgw command send` to the device while it answers like a tracker, for as long as the
@@ -258,7 +206,7 @@ int command_round_trip(const std::string& url, const device& d, const std::strin
   });
   while (sent.wait_for(0s) != std::future_status::ready) {
     const auto got = receive_command(d);  // waits up to the socket's 2 s
-    if (got) answer(d, "OK " + *got);
+    if (got) answer_command(d, "OK " + *got);
   }
   return sent.get().exit_code;
 }
@@ -268,7 +216,7 @@ int command_round_trip(const std::string& url, const device& d, const std::strin
 TEST_F(Failover, CommandsReachTheDeviceBeforeAndAfterAFailover) {
   start({"--ack-replicas", "1"});
   device d(port);
-  d.send(handshake());
+  d.send(handshake_packet(imei));
   ASSERT_EQ(d.receive(1), bytes{0x01});
   // The registry entry must be there before a publisher can route to the device.
   ASSERT_TRUE(eventually([&] {

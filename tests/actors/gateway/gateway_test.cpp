@@ -26,6 +26,7 @@
 
 #include "codecs/avl_encode.hpp"
 #include "codecs/imei.hpp"
+#include "tests/support/device_protocol.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/test_device.hpp"
 
@@ -75,28 +76,6 @@ bytes packet(int n, std::uint64_t t0, codecs::codec_id codec = codecs::codec_id:
 bytes ack(std::uint32_t n) {
   return {static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
           static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
-}
-
-/// GET http://127.0.0.1:port/path, the whole response; empty when unreachable.
-std::string http_get(std::uint16_t port, const std::string& path) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request =
-        "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    timeval tv{2, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    char buffer[4096];
-    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
-      out.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
 }
 
 std::string scrape_metrics(std::uint16_t port) {

@@ -24,6 +24,7 @@
 #include "codecs/avl_encode.hpp"
 #include "codecs/imei.hpp"
 #include "infra/redis/connection.hpp"
+#include "tests/support/device_protocol.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/test_device.hpp"
 
@@ -34,14 +35,6 @@ using namespace std::chrono_literals;
 
 constexpr const char* imei_a = "356307042441013";
 constexpr const char* imei_b = "356307042441021";
-
-bytes handshake(const char* digits) {
-  codecs::imei id;
-  EXPECT_EQ(codecs::imei::parse(digits, id), codecs::errc::ok);
-  bytes out;
-  codecs::encode_imei_packet(id, out);
-  return out;
-}
 
 bytes one_record_packet() {
   codecs::avl_record_data r;
@@ -135,7 +128,7 @@ TEST_F(Lifecycle, SighupReloadsTheAllowlistAndNeverStopsTheGateway) {
   ASSERT_TRUE(eventually([&] { return listening(); }));
   {
     device b(port);
-    b.send(handshake(imei_b));
+    b.send(handshake_packet(imei_b));
     EXPECT_EQ(b.receive(1), bytes{0x00});
   }
   std::ofstream(list) << imei_a << '\n' << imei_b << '\n';
@@ -146,7 +139,7 @@ TEST_F(Lifecycle, SighupReloadsTheAllowlistAndNeverStopsTheGateway) {
   })) << read_file(log);
   EXPECT_TRUE(gateway.running());
   device b(port);
-  b.send(handshake(imei_b));
+  b.send(handshake_packet(imei_b));
   EXPECT_EQ(b.receive(1), bytes{0x01});
 
   // A list that no longer loads keeps the one in force.
@@ -155,7 +148,7 @@ TEST_F(Lifecycle, SighupReloadsTheAllowlistAndNeverStopsTheGateway) {
   ASSERT_TRUE(
       eventually([&] { return read_file(log).find("keeping the 2 IMEIs") != std::string::npos; }));
   device again(port);
-  again.send(handshake(imei_b));
+  again.send(handshake_packet(imei_b));
   EXPECT_EQ(again.receive(1), bytes{0x01});
 
   gateway.signal(SIGTERM);
@@ -180,7 +173,7 @@ TEST_F(Lifecycle, SigtermToTheWholeProcessGroupDrainsBeforeThePrivateRedisStops)
   auto gateway = serve({"--data-dir", dir + "/data", "--instance-id", "gw-group"}, log);
   ASSERT_TRUE(eventually([&] { return listening(); }, 20s)) << read_file(log);
   device d(port);
-  d.send(handshake(imei_a));
+  d.send(handshake_packet(imei_a));
   ASSERT_EQ(d.receive(1), bytes{0x01});
   d.send(one_record_packet());
   ASSERT_EQ(d.receive(4), (bytes{0, 0, 0, 1}));

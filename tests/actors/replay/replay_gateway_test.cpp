@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "codecs/command.hpp"
+#include "tests/support/device_protocol.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/replay_scenarios.hpp"
 #include "tests/support/run_tgw.hpp"
@@ -146,27 +147,10 @@ TEST_F(ReplayGateway, OfflineReplayOfARecordingEqualsTheLiveJournal) {
   stop();
 }
 
-/// Reads the Codec 12 command the gateway wrote to `d` and answers it "OK <text>".
+/// Reads the command the gateway wrote to `d` and answers it "OK <text>".
 bool answer_command(const device& d) {
-  auto head = d.receive(8);
-  if (!head) return false;
-  const std::size_t length = (std::size_t{(*head)[4]} << 24) | (std::size_t{(*head)[5]} << 16) |
-                             (std::size_t{(*head)[6]} << 8) | (*head)[7];
-  auto rest = d.receive(length + 4);
-  if (!rest) return false;
-  bytes frame = *head;
-  frame.insert(frame.end(), rest->begin(), rest->end());
-  codecs::command_message m;
-  if (!codecs::decode_command_frame(frame, m).ok()) return false;
-  codecs::command_fields f;
-  f.codec = codecs::codec_id::codec12;
-  f.type = codecs::message_type::response;
-  const std::string reply = "OK " + std::string(m.payload_text());
-  f.payload = codecs::as_bytes(reply);
-  bytes out;
-  if (codecs::encode_command_frame(f, out) != codecs::errc::ok) return false;
-  d.send(out);
-  return true;
+  const auto text = receive_command(d);
+  return text && answer_command(d, "OK " + *text);
 }
 
 // A recording that holds an operator's command replays as recorded, offline and live
