@@ -124,16 +124,17 @@ class Failover : public ::testing::Test {
         << "gateway did not start";
   }
 
-  // Two replicas: after a failover one of them still follows the new master, so
-  // --ack-replicas 1 can be met without the dead master coming back.
   redis_ha ha{2};
   std::uint16_t port = 0;
   std::uint16_t metrics_port = 0;
   std::optional<child_process> gateway;
 };
 
+// --ack-replicas equal to the replicas (2): whichever replica is promoted holds every
+// ACKed record. After the kill one replica is left until the old master returns as a
+// replica, and until then nothing is ACKed; the device resends meanwhile.
 TEST_F(Failover, IngestResumesOnTheNewMasterWithEveryAckedRecordThere) {
-  start({"--ack-replicas", "1"});
+  start({"--ack-replicas", "2"});
   tracker t(port);
   std::set<std::string> acked;
   std::uint64_t ts = 1'700'000'000'000;
@@ -143,12 +144,13 @@ TEST_F(Failover, IngestResumesOnTheNewMasterWithEveryAckedRecordThere) {
   }
   const std::uint16_t old_master = ha.data_ports()[0];
   ha.kill(old_master);
-  // Packets go on during the failover; each is resent until the gateway ACKs it.
+  ASSERT_TRUE(ha.wait_for_new_master(old_master, 30s));
+  ha.restart(old_master);  // back empty; the sentinels make it a replica
+  // Packets go on through the failover; each is resent until the gateway ACKs it.
   for (int i = 0; i < 20; ++i, ts += 1000) {
     ASSERT_TRUE(t.deliver(ts)) << "packet " << i << " after the kill";
     acked.insert(std::to_string(ts));
   }
-  ASSERT_TRUE(ha.wait_for_new_master(old_master, 30s));
   // A promoted replica that lacks the function libraries (flushed here, as a replica
   // set up from a backup without them would): the writers load them again.
   ASSERT_EQ(ha.connect(ha.master_port()).command({"FUNCTION", "FLUSH", "SYNC"}).text, "OK");
@@ -241,6 +243,50 @@ TEST_F(Failover, CommandsReachTheDeviceBeforeAndAfterAFailover) {
   EXPECT_EQ(pending.elements.at(0).integer, 0);
   gateway->signal(SIGTERM);
   EXPECT_EQ(gateway->wait(), 0);
+}
+
+// The registry and the janitor live in Redis too: after a failover a device that
+// connects is registered on the new master, and an instance that died meanwhile is
+// cleaned up there by the janitor of one that lives.
+TEST_F(Failover, TheRegistryAndTheJanitorCarryOnOnTheNewMaster) {
+  const std::vector<std::string> quick = {
+      "--heartbeat-interval-ms", "200", "--heartbeat-ttl-s", "2", "--janitor-interval-ms", "300"};
+  start(quick);
+  const std::uint16_t port_b = free_port();
+  std::vector<std::string> argv_b = {
+      TGW_BINARY,       "serve",     "--port",        std::to_string(port_b),
+      "--bind",         "127.0.0.1", "--redis",       ha.url(),
+      "--metrics-addr", "",          "--instance-id", "gw-b"};
+  argv_b.insert(argv_b.end(), quick.begin(), quick.end());
+  child_process gateway_b(argv_b, ::testing::TempDir() + "/failover-gateway-b.log");
+  ASSERT_TRUE(eventually([&] { return device(port_b).connected(); }, 20s));
+  auto registry = [&](const std::string& key) {
+    return ha.connect(ha.master_port()).command({"HGET", "connections:registry", key});
+  };
+  device on_a(port);
+  on_a.send(handshake_packet(imei));
+  ASSERT_EQ(on_a.receive(1), bytes{0x01});
+  ASSERT_TRUE(eventually([&] { return registry(imei).text == "gw-failover"; }));
+  const std::uint16_t old_master = ha.master_port();
+  ASSERT_EQ(ha.connect(old_master).command({"WAIT", "2", "2000"}).integer, 2);
+  ha.kill(old_master);
+  ASSERT_TRUE(ha.wait_for_new_master(old_master, 30s));
+  gateway->signal(SIGKILL);
+  gateway->wait();
+  // gw-failover's heartbeat expires on the new master; gw-b's janitor evicts its entry.
+  EXPECT_TRUE(eventually([&] { return registry(imei).is_nil(); }, 30s)) << registry(imei).text;
+  EXPECT_TRUE(eventually([&] {
+    return ha.connect(ha.master_port())
+               .command({"EXISTS", "instance:devices:gw-failover"})
+               .integer == 0;
+  }));
+  const char* other = "356307042441021";
+  device on_b(port_b);
+  on_b.send(handshake_packet(other));
+  ASSERT_EQ(on_b.receive(1), bytes{0x01});
+  EXPECT_TRUE(eventually([&] { return registry(other).text == "gw-b"; }, 20s));
+  gateway_b.signal(SIGTERM);
+  EXPECT_EQ(gateway_b.wait(), 0);
 }
 
 // `tgw node` meets in the same Redis: after a failover its nodes find the new master,
