@@ -24,4 +24,9 @@ std::size_t session_directory::size() const {
   return sessions_.size();
 }
 
+std::vector<std::pair<std::string, caf::actor>> session_directory::snapshot() const {
+  const std::lock_guard lock(mutex_);
+  return {sessions_.begin(), sessions_.end()};
+}
+
 }  // namespace tgw::actors::commands

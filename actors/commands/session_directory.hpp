@@ -3,6 +3,8 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <caf/actor.hpp>
 
@@ -22,6 +24,8 @@ class session_directory {
   /// The session holding `imei`, or an invalid handle.
   [[nodiscard]] caf::actor find(const std::string& imei) const;
   [[nodiscard]] std::size_t size() const;
+  /// Every session held now, with its IMEI.
+  [[nodiscard]] std::vector<std::pair<std::string, caf::actor>> snapshot() const;
 
  private:
   mutable std::mutex mutex_;

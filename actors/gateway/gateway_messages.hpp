@@ -27,6 +27,9 @@ using event_atom = caf::atom_constant<caf::atom("event")>;
 using ingest_atom = caf::atom_constant<caf::atom("ingest")>;
 /// (persisted_atom, write_outcome): the writer's answer to an ingest_atom message.
 using persisted_atom = caf::atom_constant<caf::atom("persisted")>;
+/// (revoke_atom): the allowlist changed; a session whose device it no longer admits
+/// disconnects it.
+using revoke_atom = caf::atom_constant<caf::atom("revoke")>;
 /// (note_atom, journal_event): an event no one waits for; a failure is only logged.
 using note_atom = caf::atom_constant<caf::atom("note")>;
 /// (flush_atom): the writer writes what it has gathered.

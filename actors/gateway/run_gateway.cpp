@@ -16,6 +16,7 @@
 #include "actors/commands/command_reader.hpp"
 #include "actors/commands/command_responder.hpp"
 #include "actors/commands/session_directory.hpp"
+#include "actors/gateway/allowlist_keeper.hpp"
 #include "actors/gateway/gateway_messages.hpp"
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
@@ -28,8 +29,12 @@
 #include "infra/capture/capture_recorder.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/metrics/metrics_endpoint.hpp"
+#include "infra/net/address_limits.hpp"
 #include "infra/net/allowlist.hpp"
+#include "infra/net/allowlist_source.hpp"
+#include "infra/net/proxy_header.hpp"
 #include "infra/net/tcp_server.hpp"
+#include "infra/net/tls_context.hpp"
 #include "infra/net/udp_server.hpp"
 #include "infra/redis/embedded_redis.hpp"
 #include "infra/telemetry/redis_telemetry_store.hpp"
@@ -73,22 +78,72 @@ class instance_actors {
   std::vector<caf::actor> all_;
 };
 
-// SIGHUP: re-read what can change without dropping a device. Today that is the
-// allowlist; a file that no longer loads keeps the list in force.
-void reload(const infra::serve_options& o, infra::net::allowlist* allowlist) {
-  if (allowlist == nullptr) {
-    spdlog::info("SIGHUP: nothing to reload (no --allowlist)");
+// SIGHUP: re-read what can change without dropping a device: the allowlist (devices
+// it no longer admits are disconnected) and the TLS certificate (open connections
+// keep the one they started with). What no longer loads stays in force.
+void reload(allowlist_keeper* allowlist, infra::net::tls_context_source* tls) {
+  if (allowlist == nullptr && tls == nullptr) {
+    spdlog::info("SIGHUP: nothing to reload (no allowlist, no TLS)");
     return;
   }
-  std::string error;
-  auto imeis = infra::net::load_allowlist(o.allowlist_file, error);
-  if (!imeis) {
-    spdlog::error("SIGHUP: {}; keeping the {} IMEIs in force", error, allowlist->size());
-    return;
+  if (allowlist != nullptr) allowlist->reload("SIGHUP");
+  if (tls != nullptr) {
+    std::string report;
+    if (tls->reload(report))
+      spdlog::info("SIGHUP: TLS {}", report);
+    else
+      spdlog::error("SIGHUP: TLS: {}", report);
   }
-  const std::size_t count = imeis->size();
-  allowlist->replace(std::move(*imeis));
-  spdlog::info("SIGHUP: allowlist {} reloaded, {} IMEIs", o.allowlist_file, count);
+}
+
+// Loopback sources are exempt from the per-address limits: local tools, a simulator
+// or a balancer on the same host without PROXY protocol would otherwise be throttled
+// as one client.
+infra::net::address_limit_settings address_limit_settings(const infra::serve_options& o) {
+  return {o.per_address_rate, o.per_address_burst, o.per_address_handshakes};
+}
+
+// What the device listeners count, summed over the plain and the TLS port.
+infra::metrics::live_gauges live_gauges(std::vector<const infra::net::tcp_server*> servers,
+                                        std::shared_ptr<infra::net::tls_context_source> tls,
+                                        std::shared_ptr<infra::net::address_limits> limits) {
+  auto sum = [servers](auto field) {
+    double total = 0;
+    for (const auto* s : servers) total += static_cast<double>((s->counters().*field).load());
+    return total;
+  };
+  using c = infra::net::server_counters;
+  infra::metrics::live_gauges g;
+  g.connections_open = [sum] { return sum(&c::open); };
+  g.connection_results = [sum] {
+    return infra::metrics::live_gauges::labelled{
+        {"accepted", sum(&c::accepted)},
+        {"refused_over_limit", sum(&c::refused_over_limit)},
+        {"refused_address_limit", sum(&c::refused_address)},
+        {"refused_proxy_header", sum(&c::refused_proxy)}};
+  };
+  g.framing_errors = [servers](std::size_t e) {
+    double total = 0;
+    for (const auto* s : servers)
+      if (e < s->counters().framing_errors.size())
+        total += static_cast<double>(s->counters().framing_errors[e].load());
+    return total;
+  };
+  if (tls) {
+    g.tls_handshakes = [sum] {
+      return infra::metrics::live_gauges::labelled{{"established", sum(&c::tls_established)},
+                                                   {"failed", sum(&c::tls_failed)}};
+    };
+    g.tls_certificate_expiry = [tls] {
+      return static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
+                                     tls->current()->not_after().time_since_epoch())
+                                     .count());
+    };
+  }
+  g.handshakes_in_progress = [limits] {
+    return static_cast<double>(limits->handshakes_in_progress());
+  };
+  return g;
 }
 
 template <class Predicate>
@@ -160,15 +215,41 @@ std::string not_ready_because(const infra::metrics::gateway_counters& c,
 
 int run_gateway(const infra::serve_options& o) {
   const std::string instance = o.instance_id.empty() ? default_instance_id() : o.instance_id;
-  std::shared_ptr<infra::net::allowlist> allowlist;
+  auto counters = std::make_shared<infra::metrics::gateway_counters>();
+  // Configuration that can be wrong is checked before anything starts: exit code 2.
+  std::unique_ptr<allowlist_keeper> allowlist;
   if (!o.allowlist_file.empty()) {
+    allowlist =
+        std::make_unique<allowlist_keeper>(infra::net::file_allowlist(o.allowlist_file), counters);
     std::string error;
-    auto imeis = infra::net::load_allowlist(o.allowlist_file, error);
-    if (!imeis) {
+    if (!allowlist->load_first(error)) {
       spdlog::error("{}", error);
       return 2;
     }
-    allowlist = std::make_shared<infra::net::allowlist>(std::move(*imeis));
+  }
+  std::shared_ptr<infra::net::tls_context_source> tls;
+  if (!o.tls_cert.empty()) {
+    infra::net::tls_settings settings{
+        o.tls_cert, o.tls_key, o.tls_client_ca,
+        o.tls_ciphers.empty() ? infra::net::tls_settings::default_ciphers : o.tls_ciphers};
+    std::string error;
+    auto context = infra::net::tls_server_context::load(settings, error);
+    if (!context) {
+      spdlog::error("{}", error);
+      return 2;
+    }
+    spdlog::info("TLS certificate: {}", context->description());
+    tls = std::make_shared<infra::net::tls_context_source>(settings, std::move(context));
+  }
+  const auto proxy = infra::net::parse_proxy_mode(o.proxy_protocol);
+  if (!proxy) {
+    spdlog::error("--proxy-protocol {}: expected off, v1, v2 or any", o.proxy_protocol);
+    return 2;
+  }
+  if (o.tls_port != 0 && o.tls_port == o.port) {
+    spdlog::error("--tls-port {} is --port too; give TLS a port of its own or drop --tls-port",
+                  o.tls_port);
+    return 2;
   }
   // Before any thread starts, so that all of them inherit it. Not fatal: the gateway
   // works the same under the normal policy, at some more CPU per packet.
@@ -216,6 +297,16 @@ int run_gateway(const infra::serve_options& o) {
     if (where.via_sentinel()) spdlog::info("Redis: {} (via {})", probe->server(), where.describe());
   }
   if (o.ack_replicas > 0) warn_if_short_of_replicas(where, o.ack_replicas);
+  if (o.allowlist_redis) {
+    allowlist = std::make_unique<allowlist_keeper>(
+        infra::net::redis_allowlist({where, 2000ms, 5000ms, "tgw-" + instance + "-allowlist"}),
+        counters);
+    std::string error;
+    if (!allowlist->load_first(error)) {
+      spdlog::error("{}", error);
+      return 1;
+    }
+  }
 
   // Half the cores for each pool by default: a gateway usually shares its host with
   // Redis, and on two cores one thread per pool spent about a tenth less CPU per
@@ -234,7 +325,6 @@ int run_gateway(const infra::serve_options& o) {
           o.actor_scheduler == "stealing" ? caf::atom("stealing") : caf::atom("sharing"));
   caf::actor_system system{cfg};
 
-  auto counters = std::make_shared<infra::metrics::gateway_counters>();
   auto make_registry_store = [&](const char* role) {
     return std::make_shared<infra::registry::registry_store>(
         infra::redis::connection::options{where, 2000ms, 5000ms, "tgw-" + instance + "-" + role},
@@ -281,7 +371,7 @@ int run_gateway(const infra::serve_options& o) {
   config->registry = registry_handle;
   config->instance_id = instance;
   config->crc = o.crc == "ignore" ? codecs::crc_policy::ignore : codecs::crc_policy::strict;
-  config->allowlist = allowlist;
+  if (allowlist) config->allowlist = allowlist->list();
   config->counters = counters;
   config->directory = directory;
   config->responder = responder_handle;
@@ -326,25 +416,41 @@ int run_gateway(const infra::serve_options& o) {
 
   // One io_context per io thread: connections are spread over them and need no strand.
   infra::net::io_pool io(static_cast<std::size_t>(io_threads));
+  infra::net::connection_limits limits;
+  limits.max_frame_size = o.max_frame_size;
+  limits.handshake_timeout = std::chrono::milliseconds{o.handshake_timeout_ms};
+  limits.idle_timeout = std::chrono::seconds{o.idle_timeout_s};
+  limits.max_connections = o.max_connections;
+  limits.max_frames_in_flight = o.max_frames_in_flight;
+  auto address_limits = std::make_shared<infra::net::address_limits>(address_limit_settings(o));
+  auto make_session = [&system, shared_config](std::shared_ptr<infra::net::device_link> link) {
+    auto actor = system.spawn(session, link, shared_config);
+    return make_session_listener(actor);
+  };
+  auto listen = [&](std::uint16_t port, std::shared_ptr<infra::net::tls_context_source> on_tls) {
+    return std::make_unique<infra::net::tcp_server>(
+        io, infra::net::tcp::endpoint{infra::net::asio::ip::make_address(o.bind), port}, limits,
+        make_session, capture, infra::net::listener_security{*proxy, on_tls, address_limits});
+  };
+  // --port is plain unless TLS has no port of its own; --tls-port is TLS.
   std::unique_ptr<infra::net::tcp_server> server;
+  std::unique_ptr<infra::net::tcp_server> tls_server;
   try {
-    infra::net::connection_limits limits;
-    limits.max_frame_size = o.max_frame_size;
-    limits.handshake_timeout = std::chrono::milliseconds{o.handshake_timeout_ms};
-    limits.idle_timeout = std::chrono::seconds{o.idle_timeout_s};
-    limits.max_connections = o.max_connections;
-    limits.max_frames_in_flight = o.max_frames_in_flight;
-    server = std::make_unique<infra::net::tcp_server>(
-        io, infra::net::tcp::endpoint{infra::net::asio::ip::make_address(o.bind), o.port}, limits,
-        [&system, shared_config](std::shared_ptr<infra::net::device_link> link) {
-          auto actor = system.spawn(session, link, shared_config);
-          return make_session_listener(actor);
-        },
-        capture);
+    server = listen(o.port, o.tls_port == 0 ? tls : nullptr);
   } catch (const std::exception& e) {
     return give_up("cannot listen on tcp " + o.bind + ":" + std::to_string(o.port) + ": " +
                    e.what());
   }
+  if (tls && o.tls_port != 0) {
+    try {
+      tls_server = listen(o.tls_port, tls);
+    } catch (const std::exception& e) {
+      return give_up("cannot listen on tcp " + o.bind + ":" + std::to_string(o.tls_port) +
+                     " (--tls-port): " + e.what());
+    }
+  }
+  std::vector<const infra::net::tcp_server*> servers = {server.get()};
+  if (tls_server) servers.push_back(tls_server.get());
 
   // UDP on the same port number as TCP (the bound one, when --port is 0).
   std::unique_ptr<infra::net::udp_server> udp;
@@ -366,19 +472,8 @@ int run_gateway(const infra::serve_options& o) {
   if (!o.metrics_addr.empty()) {
     try {
       metrics = std::make_unique<infra::metrics::metrics_endpoint>(
-          o.metrics_addr, counters,
-          infra::metrics::live_gauges{
-              [s = server.get()] { return static_cast<double>(s->counters().open.load()); },
-              [s = server.get()] { return static_cast<double>(s->counters().accepted.load()); },
-              [s = server.get()] {
-                return static_cast<double>(s->counters().refused_over_limit.load());
-              },
-              [s = server.get()](std::size_t e) {
-                return e < s->counters().framing_errors.size()
-                           ? static_cast<double>(s->counters().framing_errors[e].load())
-                           : 0.0;
-              }},
-          instance, [counters, ttl = std::chrono::seconds{o.heartbeat_ttl_s}] {
+          o.metrics_addr, counters, live_gauges(servers, tls, address_limits), instance,
+          [counters, ttl = std::chrono::seconds{o.heartbeat_ttl_s}] {
             return not_ready_because(*counters, ttl);
           });
     } catch (const std::exception& e) {
@@ -387,6 +482,7 @@ int run_gateway(const infra::serve_options& o) {
   }
 
   server->start();
+  if (tls_server) tls_server->start();
   udp->start();
   io.start();
   counters->listening.store(true);
@@ -413,19 +509,32 @@ int run_gateway(const infra::serve_options& o) {
       instance, o.bind, server->port(), io_threads, actor_threads, shards, running_policy,
       infra::allocator_in_use(),
       o.metrics_addr.empty() ? "" : ", metrics on http://" + o.metrics_addr + "/metrics");
+  if (tls)
+    spdlog::info("TLS on tcp {}:{}{}", o.bind, tls_server ? tls_server->port() : server->port(),
+                 tls_server ? ", plain TCP stays on " + std::to_string(server->port()) : "");
+  if (*proxy != infra::net::proxy_mode::off)
+    spdlog::info("PROXY protocol {} required on every TCP connection",
+                 infra::net::to_string(*proxy));
 
   int signal = 0;
-  while ((signal = infra::wait_for_signal()) == SIGHUP) reload(o, allowlist.get());
+  if (allowlist) {
+    allowlist->watch_sessions(directory);
+    if (allowlist->source().polled())
+      allowlist->refresh_every(std::chrono::seconds{o.allowlist_refresh_s});
+  }
+  while ((signal = infra::wait_for_signal()) == SIGHUP) reload(allowlist.get(), tls.get());
   spdlog::info("signal {}: draining (at most {} ms)", signal, o.drain_timeout_ms);
   // Not ready from here on, so a balancer that watches /readyz sends no new device.
   counters->listening.store(false);
   service.notify("STOPPING=1");
   server->stop_accepting();
+  if (tls_server) tls_server->stop_accepting();
   udp->stop();
   // Devices wait for the ACK of what they sent; let persistence finish first.
   wait_until([&] { return counters->persist_in_flight.load() == 0; },
              std::chrono::milliseconds{o.drain_timeout_ms});
   server->close_all("shutdown");
+  if (tls_server) tls_server->close_all("shutdown");
   caf::anon_send(udp_actor, closed_atom::value, std::string("shutdown"));
   wait_until([&] { return counters->sessions_open.load() == 0; }, 2000ms);
   // Every held device, owner-checked: one that already moved keeps its entry.

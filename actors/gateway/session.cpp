@@ -161,6 +161,7 @@ caf::behavior session(caf::event_based_actor* self,
     if (config->responder)
       self->send(config->responder, commands::drain_off_atom::value, state->imei);
     journal_event e{state->imei, "identified", 1, {{"peer", link->peer()}}};
+    if (!link->via().empty()) e.fields.emplace_back("via", link->via());
     // The event is journaled before the device sees the verdict. If Redis is down the
     // device is accepted anyway: its data will simply not be ACKed until Redis returns.
     self->request(writer_for(*config, state->imei), caf::duration{caf::infinite}, event_atom::value,
@@ -280,6 +281,16 @@ caf::behavior session(caf::event_based_actor* self,
         }
       },
       [on_persisted](persisted_atom, const write_outcome& o) { on_persisted(o); },
+      [link, config, state, &counters](revoke_atom) {
+        if (!state->identified || !config->allowlist || config->allowlist->admits(state->imei))
+          return;
+        counters.allowlist_disconnects.fetch_add(1);
+        spdlog::warn("device {}: no longer in the allowlist; disconnecting ({})", state->imei,
+                     link->peer());
+        // The close comes back as closed_atom, which journals the disconnection with
+        // this reason and unregisters the device.
+        link->close("imei no longer allowed");
+      },
       [state, resolve, next_command](commands::command_atom, infra::commands::command_entry& e) {
         if (auto full = state->commands.enqueue(std::move(e))) {
           spdlog::warn("device {}: command {} refused: write_queue_full", state->imei,

@@ -6,6 +6,7 @@
 
 #include "infra/app/cpu_policy.hpp"
 #include "infra/log/log.hpp"
+#include "infra/net/tls_context.hpp"
 
 namespace tgw::infra {
 
@@ -66,9 +67,67 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_CRC")
       ->check(CLI::IsMember({"strict", "ignore"}))
       ->capture_default_str();
-  cmd->add_option("--allowlist", o->allowlist_file, "File of allowed IMEIs, one per line")
-      ->envname("TGW_ALLOWLIST")
-      ->check(CLI::ExistingFile);
+  auto* allowlist_file =
+      cmd->add_option("--allowlist", o->allowlist_file,
+                      "File of allowed IMEIs, one per line; re-read on SIGHUP, and devices no "
+                      "longer listed are disconnected")
+          ->envname("TGW_ALLOWLIST")
+          ->check(CLI::ExistingFile);
+  cmd->add_flag("--allowlist-redis", o->allowlist_redis,
+                "Allowed IMEIs are the members of the Redis SET devices:allowed, shared by "
+                "every instance; re-read every --allowlist-refresh-s and on SIGHUP")
+      ->envname("TGW_ALLOWLIST_REDIS")
+      ->excludes(allowlist_file);
+  cmd->add_option("--allowlist-refresh-s", o->allowlist_refresh_s,
+                  "How often the Redis allowlist is read again")
+      ->envname("TGW_ALLOWLIST_REFRESH_S")
+      ->check(CLI::Range(1, 86'400))
+      ->capture_default_str();
+  auto* tls_cert = cmd->add_option("--tls-cert", o->tls_cert,
+                                   "PEM certificate chain for TLS on the device port; re-read "
+                                   "on SIGHUP (open connections keep theirs)")
+                       ->envname("TGW_TLS_CERT");
+  auto* tls_key = cmd->add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert")
+                      ->envname("TGW_TLS_KEY");
+  tls_cert->needs(tls_key);
+  tls_key->needs(tls_cert);
+  cmd->add_option("--tls-client-ca", o->tls_client_ca,
+                  "PEM CA certificates: devices must present a certificate they signed")
+      ->envname("TGW_TLS_CLIENT_CA")
+      ->needs(tls_cert);
+  cmd->add_option("--tls-ciphers", o->tls_ciphers,
+                  std::string("OpenSSL cipher list for TLS 1.2 (default: ") +
+                      net::tls_settings::default_ciphers + ")")
+      ->envname("TGW_TLS_CIPHERS")
+      ->needs(tls_cert);
+  cmd->add_option("--tls-port", o->tls_port,
+                  "Serve TLS on this TCP port and keep --port plain; without it, --port "
+                  "speaks TLS when --tls-cert is given")
+      ->envname("TGW_TLS_PORT")
+      ->needs(tls_cert);
+  cmd->add_option("--proxy-protocol", o->proxy_protocol,
+                  "PROXY protocol header required before the device's bytes on the TCP "
+                  "ports: off, v1, v2 or any (behind HAProxy, nginx stream, a cloud L4 "
+                  "balancer); the device's own address then reaches logs, journal, captures")
+      ->envname("TGW_PROXY_PROTOCOL")
+      ->check(CLI::IsMember({"off", "v1", "v2", "any"}))
+      ->capture_default_str();
+  cmd->add_option("--per-address-rate", o->per_address_rate,
+                  "New connections per second one source address may open (0: no limit; "
+                  "loopback is exempt)")
+      ->envname("TGW_PER_ADDRESS_RATE")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--per-address-burst", o->per_address_burst,
+                  "Connections one address may open at once after a quiet spell")
+      ->envname("TGW_PER_ADDRESS_BURST")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--per-address-handshakes", o->per_address_handshakes,
+                  "Connections of one source address still in their handshake (PROXY, TLS, "
+                  "IMEI) at once (0: no limit)")
+      ->envname("TGW_PER_ADDRESS_HANDSHAKES")
+      ->capture_default_str();
   cmd->add_option("--max-frame-size", o->max_frame_size, "Largest frame accepted, bytes")
       ->envname("TGW_MAX_FRAME_SIZE")
       ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 20))

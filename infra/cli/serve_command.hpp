@@ -29,6 +29,21 @@ struct serve_options {
   std::string cpu_policy = "batch";
   std::string crc = "strict";
   std::string allowlist_file;
+  /// Read the allowlist from the devices:allowed SET instead of a file.
+  bool allowlist_redis = false;
+  int allowlist_refresh_s = 30;  ///< How often the Redis allowlist is read again.
+  /// TLS on the device port (PEM files); empty: plain TCP.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  std::string tls_ciphers;  ///< Empty: tls_settings::default_ciphers.
+  /// TLS on its own port, --port staying plain; 0: --port itself speaks TLS.
+  std::uint16_t tls_port = 0;
+  std::string proxy_protocol = "off";
+  /// Per source address; 0 turns a limit off. Loopback sources are exempt.
+  double per_address_rate = 100;
+  double per_address_burst = 200;
+  std::size_t per_address_handshakes = 256;
   std::size_t max_frame_size = std::size_t{16} * 1024;
   int handshake_timeout_ms = 10'000;
   int idle_timeout_s = 1800;

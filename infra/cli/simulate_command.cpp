@@ -171,6 +171,7 @@ int run_simulate(simulate_settings& s) {
     nlohmann::ordered_json j = sim::to_json(report);
     j["target"] = s.target;
     j["transport"] = s.transport;
+    j["tls"] = o.tls;
     j["codec"] = codecs::codec_name(static_cast<std::uint8_t>(o.codec));
     j["records_per_packet"] = o.records_per_packet;
     j["io_per_record"] = o.io_per_record;
@@ -179,7 +180,7 @@ int run_simulate(simulate_settings& s) {
     std::cout << "tgw simulate: " << o.count << " device(s), codec "
               << codecs::codec_name(static_cast<std::uint8_t>(o.codec)) << ", "
               << o.records_per_packet << " record(s) of " << o.io_per_record << " IO per packet, "
-              << s.transport << " to " << s.target << '\n'
+              << s.transport << (o.tls ? "+tls" : "") << " to " << s.target << '\n'
               << sim::to_text(report);
   }
   std::cout << std::flush;
@@ -248,6 +249,14 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
       ->envname("TGW_SIM_TRANSPORT")
       ->check(CLI::IsMember({"tcp", "udp"}))
       ->capture_default_str();
+  cmd->add_flag("--tls", o.tls,
+                "Speak TLS (1.2 or 1.3) to the gateway, as a device with "
+                "Encryption: TLS does")
+      ->envname("TGW_SIM_TLS");
+  cmd->add_option("--tls-ca", o.tls_ca_file,
+                  "PEM CAs the gateway's certificate must chain to (default: not checked)")
+      ->envname("TGW_SIM_TLS_CA")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--ack-timeout", s->ack_timeout,
                   "Wait for an ACK (or the IMEI verdict) before sending the same packet again")
       ->envname("TGW_SIM_ACK_TIMEOUT")

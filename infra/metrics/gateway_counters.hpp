@@ -29,6 +29,12 @@ struct gateway_counters {
   std::atomic<std::uint64_t> janitor_evicted{0};
   std::atomic<std::uint64_t> janitor_passes{0};
   std::atomic<std::int64_t> registry_held{0};
+  /// Devices disconnected because a reloaded allowlist no longer admits them.
+  std::atomic<std::uint64_t> allowlist_disconnects{0};
+  /// IMEIs in the allowlist in force; 0 when every device is admitted.
+  std::atomic<std::int64_t> allowlist_size{0};
+  /// Allowlist reloads (SIGHUP or the Redis refresh) that failed; the old list stayed.
+  std::atomic<std::uint64_t> allowlist_reload_failures{0};
 
   // Readiness (/readyz): the device port accepts, the last heartbeat write succeeded
   // (and when, in ms since the epoch), and how many telemetry writers find Redis down.

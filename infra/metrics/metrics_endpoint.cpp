@@ -220,11 +220,39 @@ class counters_collector final : public prometheus::Collectable {
           v(c_->registry_held));
     if (g_.connections_open)
       gauge("teltonika_connections", "Open device TCP connections", g_.connections_open());
-    if (g_.connections_accepted && g_.connections_refused)
-      counter("teltonika_connections_total", "Device TCP connections by outcome",
-              {{"accepted", g_.connections_accepted()},
-               {"refused_over_limit", g_.connections_refused()}},
-              "result");
+    auto labelled_counter = [&](const char* name, const char* help,
+                                const live_gauges::labelled& samples, const char* label_name) {
+      prometheus::MetricFamily f{name, help, prometheus::MetricType::Counter, {}};
+      for (const auto& [label, value] : samples) {
+        prometheus::ClientMetric m;
+        m.label.push_back({"instance_id", instance_});
+        m.label.push_back({label_name, label});
+        m.counter.value = value;
+        f.metric.push_back(std::move(m));
+      }
+      out.push_back(std::move(f));
+    };
+    if (g_.connection_results)
+      labelled_counter("teltonika_connections_total", "Device TCP connections by outcome",
+                       g_.connection_results(), "result");
+    if (g_.tls_handshakes)
+      labelled_counter("teltonika_tls_handshakes_total", "TLS handshakes on the device port",
+                       g_.tls_handshakes(), "result");
+    if (g_.tls_certificate_expiry)
+      gauge("teltonika_tls_certificate_expiry_timestamp_seconds",
+            "When the device port's certificate in force expires", g_.tls_certificate_expiry());
+    if (g_.handshakes_in_progress)
+      gauge("teltonika_handshakes_in_progress",
+            "Connections still in their handshake (PROXY, TLS, IMEI), over limited addresses",
+            g_.handshakes_in_progress());
+    counter("teltonika_allowlist_disconnects_total",
+            "Devices disconnected because a reloaded allowlist no longer admits them",
+            {{"", v(c_->allowlist_disconnects)}}, nullptr);
+    counter("teltonika_allowlist_reload_failures_total",
+            "Allowlist reloads that failed; the list in force stayed",
+            {{"", v(c_->allowlist_reload_failures)}}, nullptr);
+    gauge("teltonika_allowlist_imeis", "IMEIs in the allowlist in force (0: every device admitted)",
+          v(c_->allowlist_size));
     gauge("teltonika_build_info", "Always 1; the labels name the build", 1.0);
     out.back().metric.back().label.push_back({"version", std::string(version())});
     out.back().metric.back().label.push_back({"commit", std::string(commit())});

@@ -4,6 +4,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "infra/metrics/gateway_counters.hpp"
 
@@ -11,11 +13,18 @@ namespace tgw::infra::metrics {
 
 /// Extra gauges read at scrape time (for example, open connections from the server).
 struct live_gauges {
+  using labelled = std::vector<std::pair<std::string, double>>;
   std::function<double()> connections_open;
-  std::function<double()> connections_accepted;
-  std::function<double()> connections_refused;
+  /// Device connections by outcome (accepted, refused_over_limit, ...).
+  std::function<labelled()> connection_results;
   /// Connections closed for a framing error with this codecs::errc value.
   std::function<double(std::size_t errc)> framing_errors;
+  /// TLS handshakes by result (established, failed); unset without TLS.
+  std::function<labelled()> tls_handshakes;
+  /// Expiry of the certificate in force, seconds since the epoch; unset without TLS.
+  std::function<double()> tls_certificate_expiry;
+  /// Connections of limited addresses still in their handshake.
+  std::function<double()> handshakes_in_progress;
 };
 
 /// Why the instance is not ready to take devices, or empty when it is.

@@ -33,9 +33,10 @@ class allowlist {
   /// IMEIs in the list; 0 when every device is admitted.
   [[nodiscard]] std::size_t size() const;
 
- private:
+  /// The list in force; null when every device is admitted.
   [[nodiscard]] std::shared_ptr<const std::unordered_set<std::string>> current() const;
 
+ private:
   mutable std::mutex mutex_;
   std::shared_ptr<const std::unordered_set<std::string>> imeis_;  ///< Null: admit all.
 };

@@ -29,8 +29,14 @@ class device_link {
     send(std::move(reply));
     frame_done();
   }
-  /// "ip:port" of the device.
+  /// "ip:port" of the device: from the PROXY header when a balancer sent one.
   [[nodiscard]] virtual const std::string& peer() const = 0;
+  /// "ip:port" of the balancer the device came through, or empty when it connected
+  /// directly.
+  [[nodiscard]] virtual const std::string& via() const {
+    static const std::string none;
+    return none;
+  }
 };
 
 /// What a connection delivers to the session layer. Implemented on the actors' side;

@@ -2,7 +2,10 @@
 
 #include <deque>
 
+#include <spdlog/spdlog.h>
+
 #include "infra/capture/capture_recorder.hpp"
+#include "infra/net/tls_channel.hpp"
 
 namespace tgw::infra::net {
 namespace {
@@ -38,6 +41,12 @@ capture::ip_endpoint to_capture(const tcp::endpoint& e) {
 
 /// One device connection. It owns the socket, the framer and the write queue, and
 /// lives as long as a read, a write, a timer or the session layer holds it.
+///
+/// Before its first frame a connection may go through a preamble, each step on its
+/// own io thread: the balancer's PROXY header (read with MSG_PEEK, then exactly its
+/// length, so no device byte is taken early), the per-address limits (with the real
+/// address), and the TLS handshake. Only then is the listener (the session actor)
+/// made, and the capture opened with the device's address.
 class tcp_connection final : public device_link,
                              public std::enable_shared_from_this<tcp_connection> {
  public:
@@ -49,35 +58,33 @@ class tcp_connection final : public device_link,
         timer_(executor_),
         framer_(limits.max_frame_size, true),
         limits_(limits),
-        capture_(server.capture_) {
+        security_(server.security_) {
     boost::system::error_code ec;
     const auto remote = socket_.remote_endpoint(ec);
-    peer_ = ec ? std::string("unknown")
-               : remote.address().to_string() + ":" + std::to_string(remote.port());
-    if (capture_) {
-      boost::system::error_code local_ec;
-      const auto local = socket_.local_endpoint(local_ec);
-      if (!ec && !local_ec)
-        capture_id_ = capture_->open(to_capture(remote), to_capture(local));
-      else
-        capture_.reset();
+    if (!ec) {
+      device_ = to_capture(remote);
+      peer_ = device_.to_string();
+    } else {
+      peer_ = "unknown";
     }
+    const auto local = socket_.local_endpoint(ec);
+    if (!ec) gateway_ = to_capture(local);
+    known_endpoints_ = !peer_.empty() && peer_ != "unknown" && !ec;
     socket_.set_option(tcp::no_delay(true), ec);
     socket_.non_blocking(true, ec);
   }
 
-  void start(std::unique_ptr<connection_listener> listener) {
-    asio::post(executor_, [self = shared_from_this(), l = std::move(listener)]() mutable {
-      if (self->closed_) {
-        // close_all() reached the connection between its accept and this handler: the
-        // listener still hears of the close, or its session would wait for it forever.
-        l->on_closed(self->close_reason_);
-        return;
-      }
-      self->listener_ = std::move(l);
+  void start() {
+    asio::post(executor_, [self = shared_from_this()]() mutable {
+      if (self->closed_) return;
       self->deadline_ = std::chrono::steady_clock::now() + self->limits_.handshake_timeout;
       self->arm_timer();
-      self->wait_readable();
+      if (self->security_.proxy != proxy_mode::off) {
+        self->phase_ = phase::proxy;
+        self->wait_socket(tcp::socket::wait_read);
+      } else {
+        self->after_proxy();
+      }
     });
   }
 
@@ -110,6 +117,7 @@ class tcp_connection final : public device_link,
   }
 
   [[nodiscard]] const std::string& peer() const override { return peer_; }
+  [[nodiscard]] const std::string& via() const override { return via_; }
 
   /// From any thread: close on the connection's thread.
   void abort(const std::string& reason) {
@@ -117,6 +125,144 @@ class tcp_connection final : public device_link,
   }
 
  private:
+  enum class phase : std::uint8_t { proxy, tls, framing };
+
+  // --- preamble -----------------------------------------------------------------
+
+  void read_proxy_header() {
+    std::array<std::uint8_t, max_proxy_header> head{};
+    boost::system::error_code ec;
+    const std::size_t n = socket_.receive(asio::buffer(head), tcp::socket::message_peek, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      wait_socket(tcp::socket::wait_read);
+      return;
+    }
+    if (ec || n == 0) {
+      shutdown(ec ? "read failed: " + ec.message() : "peer closed before its PROXY header");
+      return;
+    }
+    const proxy_parse p = parse_proxy_header(std::span(head).first(n), security_.proxy);
+    if (p.status == proxy_status::need_more) {
+      // Peeked bytes stay in the socket; the next segment wakes the wait again.
+      wait_socket(tcp::socket::wait_read);
+      return;
+    }
+    if (p.status == proxy_status::error) {
+      if (*alive_) server_.counters_.refused_proxy.fetch_add(1, std::memory_order_relaxed);
+      shutdown("PROXY protocol: " + p.error);
+      return;
+    }
+    // Take exactly the header: the device's first byte stays for the framer or TLS.
+    socket_.receive(asio::buffer(head.data(), p.length), 0, ec);
+    if (ec) {
+      shutdown("read failed: " + ec.message());
+      return;
+    }
+    if (p.header.has_addresses) {
+      via_ = peer_;
+      device_ = p.header.source;
+      gateway_ = p.header.destination;
+      peer_ = device_.to_string();
+      known_endpoints_ = true;
+    }
+    after_proxy();
+  }
+
+  void after_proxy() {
+    if (security_.limits && security_.limits->enabled()) {
+      limit_key_ = address_key();
+      const address_verdict v = security_.limits->admit(limit_key_);
+      if (v != address_verdict::admitted) {
+        limit_key_.clear();
+        if (*alive_) server_.counters_.refused_address.fetch_add(1, std::memory_order_relaxed);
+        shutdown(v == address_verdict::over_rate
+                     ? "refused: too many new connections from " + address_text()
+                     : "refused: too many handshakes in progress from " + address_text());
+        return;
+      }
+    }
+    if (security_.tls) {
+      const auto context = security_.tls->current();
+      try {
+        tls_ = std::make_unique<tls_channel>(*context, socket_.native_handle());
+      } catch (const std::exception& e) {
+        shutdown(e.what());
+        return;
+      }
+      phase_ = phase::tls;
+      continue_handshake();
+      return;
+    }
+    begin_framing();
+  }
+
+  void continue_handshake() {
+    std::string error;
+    const tls_result r = tls_->handshake(error);
+    switch (r.status) {
+      case tls_status::done:
+        if (*alive_) server_.counters_.tls_established.fetch_add(1, std::memory_order_relaxed);
+        begin_framing();
+        return;
+      case tls_status::want_read:
+        wait_socket(tcp::socket::wait_read);
+        return;
+      case tls_status::want_write:
+        wait_socket(tcp::socket::wait_write);
+        return;
+      case tls_status::closed:
+        if (*alive_) server_.counters_.tls_failed.fetch_add(1, std::memory_order_relaxed);
+        shutdown("peer closed during the TLS handshake");
+        return;
+      case tls_status::failed:
+        if (*alive_) server_.counters_.tls_failed.fetch_add(1, std::memory_order_relaxed);
+        // Plain device bytes start with 00 0F (the IMEI length), no TLS record.
+        shutdown("TLS handshake failed: " + error +
+                 (error.find("wrong version") != std::string::npos ||
+                          error.find("record") != std::string::npos ||
+                          error.find("http") != std::string::npos
+                      ? " (plain TCP on the TLS port?)"
+                      : ""));
+        return;
+    }
+  }
+
+  void begin_framing() {
+    phase_ = phase::framing;
+    if (!*alive_) {
+      shutdown("shutdown");
+      return;
+    }
+    if (server_.capture_ && known_endpoints_) {
+      capture_ = server_.capture_;
+      capture_id_ = capture_->open(device_, gateway_);
+    }
+    listener_ = server_.make_listener_(shared_from_this());
+    if (tls_) {
+      // A session holds only the bytes the device sent after its handshake; data the
+      // handshake's last read brought along is read right away.
+      unread_ = true;
+    }
+    wait_readable();
+  }
+
+  // The address the per-address limits count: the device's, without its port.
+  std::string address_key() const {
+    return std::string(reinterpret_cast<const char*>(device_.address.data()), device_.v6 ? 16 : 4);
+  }
+  std::string address_text() const {
+    const std::string text = device_.to_string();
+    return text.substr(0, text.rfind(':'));
+  }
+
+  void release_limit() {
+    if (limit_key_.empty()) return;
+    security_.limits->handshake_over(limit_key_);
+    limit_key_.clear();
+  }
+
+  // --- data path ------------------------------------------------------------------
+
   // On the connection's thread: bytes for the device, behind what is already queued.
   void queue_write(std::vector<std::uint8_t> b) {
     if (closed_) return;
@@ -127,52 +273,109 @@ class tcp_connection final : public device_link,
 
   void finish_frame() {
     if (in_flight_ > 0) --in_flight_;
-    if (!closed_ && !reading_) wait_readable();
+    if (!closed_ && !reading_ && phase_ == phase::framing) wait_readable();
   }
 
   // Waiting for readability instead of reading into a buffer keeps an idle
   // connection without any receive buffer: memory is taken only while bytes are in.
   void wait_readable() {
     if (closed_ || reading_ || in_flight_ >= limits_.max_frames_in_flight) return;
-    reading_ = true;
     if (unread_) {
       // The socket is edge-triggered: bytes already there announce themselves no
       // more, so read them rather than wait. Posted, so other connections get a turn.
+      reading_ = true;
       asio::post(executor_, [self = shared_from_this()] {
         self->reading_ = false;
         if (!self->closed_) self->read_available();
       });
       return;
     }
-    socket_.async_wait(
-        tcp::socket::wait_read, [self = shared_from_this()](const boost::system::error_code& ec) {
-          self->reading_ = false;
-          if (ec) {
-            self->shutdown(ec == asio::error::operation_aborted ? "closed"
-                                                                : "read failed: " + ec.message());
-            return;
-          }
+    wait_socket(tcp::socket::wait_read);
+  }
+
+  // One readiness wait for whatever the phase needs next.
+  void wait_socket(tcp::socket::wait_type direction) {
+    if (closed_ || reading_) return;
+    reading_ = true;
+    socket_.async_wait(direction, [self = shared_from_this()](const boost::system::error_code& ec) {
+      self->reading_ = false;
+      if (self->closed_) return;
+      if (ec) {
+        self->shutdown(ec == asio::error::operation_aborted ? "closed"
+                                                            : "read failed: " + ec.message());
+        return;
+      }
+      switch (self->phase_) {
+        case phase::proxy:
+          self->read_proxy_header();
+          break;
+        case phase::tls:
+          self->continue_handshake();
+          break;
+        case phase::framing:
           self->read_available();
-        });
+          break;
+      }
+    });
+  }
+
+  // Reads what the socket (or the TLS session) has into the framer's space.
+  std::size_t read_some(std::span<std::uint8_t> space, std::string& error, bool& would_block,
+                        bool& want_write) {
+    would_block = want_write = false;
+    if (tls_) {
+      const tls_result r = tls_->read(space, error);
+      switch (r.status) {
+        case tls_status::done:
+          return r.bytes;
+        case tls_status::want_read:
+          would_block = true;
+          return 0;
+        case tls_status::want_write:
+          would_block = want_write = true;
+          return 0;
+        case tls_status::closed:
+          error = "peer closed";
+          return 0;
+        case tls_status::failed:
+          error = "TLS read failed: " + error;
+          return 0;
+      }
+    }
+    boost::system::error_code ec;
+    const std::size_t n = socket_.read_some(asio::buffer(space.data(), space.size()), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      would_block = true;
+      return 0;
+    }
+    if (ec) error = ec == asio::error::eof ? "peer closed" : "read failed: " + ec.message();
+    return n;
   }
 
   void read_available() {
-    boost::system::error_code ec;
     // No FIONREAD to size the read: a syscall per packet for a figure the read itself
     // gives. Most packets fit this space; a larger frame takes a few reads.
     auto space = framer_.prepare(read_chunk);
-    const std::size_t n = socket_.read_some(asio::buffer(space.data(), space.size()), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    std::string error;
+    bool would_block = false;
+    bool want_write = false;
+    const std::size_t n = read_some(space, error, would_block, want_write);
+    if (would_block) {
       unread_ = false;
-      wait_readable();
+      if (want_write)
+        wait_socket(tcp::socket::wait_write);
+      else
+        wait_readable();
       return;
     }
-    if (ec) {
-      shutdown(ec == asio::error::eof ? "peer closed" : "read failed: " + ec.message());
+    if (!error.empty()) {
+      shutdown(error);
       return;
     }
-    // A read that filled its space may have left bytes in the socket.
-    unread_ = n == space.size();
+    // A plain read that filled its space may have left bytes in the socket. A TLS read
+    // returns one record at most, and more may wait in the socket behind it: read
+    // until OpenSSL asks for more.
+    unread_ = tls_ ? true : n == space.size();
     if (capture_) capture_->data(capture_id_, true, space.first(n));
     framer_.commit(n);
     last_read_ = std::chrono::steady_clock::now();
@@ -190,6 +393,7 @@ class tcp_connection final : public device_link,
       if (r.value.kind == codecs::frame_kind::avl) ++in_flight_;
       if (r.value.kind == codecs::frame_kind::imei && !identified_) {
         identified_ = true;
+        release_limit();
         deadline_ = last_read_ + limits_.idle_timeout;
       }
       listener_->on_frame(r.value);
@@ -203,6 +407,10 @@ class tcp_connection final : public device_link,
   static constexpr std::size_t read_chunk = 1000;
 
   void write_next() {
+    if (tls_) {
+      write_tls();
+      return;
+    }
     writing_ = true;
     asio::async_write(
         socket_, asio::buffer(writes_.front()),
@@ -218,13 +426,49 @@ class tcp_connection final : public device_link,
             self->shutdown("write failed: " + ec.message());
             return;
           }
-          self->writes_.pop_front();
-          if (!self->writes_.empty()) {
-            self->write_next();
-          } else if (!self->close_after_writes_.empty()) {
-            self->shutdown(self->close_after_writes_);
-          }
+          self->wrote_front();
         });
+  }
+
+  // OpenSSL copies the bytes into its record when the write succeeds; a write it
+  // could not finish is repeated with the same buffer once the socket is writable.
+  void write_tls() {
+    writing_ = true;
+    std::string error;
+    const tls_result r = tls_->write(writes_.front(), error);
+    if (r.status == tls_status::done) {
+      writing_ = false;
+      wrote_front();
+      return;
+    }
+    if (r.status == tls_status::want_write || r.status == tls_status::want_read) {
+      socket_.async_wait(
+          r.status == tls_status::want_write ? tcp::socket::wait_write : tcp::socket::wait_read,
+          [self = shared_from_this()](const boost::system::error_code& ec) {
+            self->writing_ = false;
+            if (self->closed_) {
+              self->writes_.clear();
+              return;
+            }
+            if (ec) {
+              self->shutdown("write failed: " + ec.message());
+              return;
+            }
+            self->write_tls();
+          });
+      return;
+    }
+    writing_ = false;
+    shutdown(r.status == tls_status::closed ? "peer closed" : "TLS write failed: " + error);
+  }
+
+  void wrote_front() {
+    writes_.pop_front();
+    if (!writes_.empty()) {
+      write_next();
+    } else if (!close_after_writes_.empty()) {
+      shutdown(close_after_writes_);
+    }
   }
 
   // One timer serves both deadlines. It is not re-armed on every read: when it fires
@@ -234,7 +478,9 @@ class tcp_connection final : public device_link,
     timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       if (ec || self->closed_) return;
       if (!self->identified_) {
-        self->shutdown("handshake timeout");
+        self->shutdown(self->phase_ == phase::proxy ? "handshake timeout (no PROXY header)"
+                       : self->phase_ == phase::tls ? "handshake timeout (TLS)"
+                                                    : "handshake timeout");
         return;
       }
       const auto idle_until = self->last_read_ + self->limits_.idle_timeout;
@@ -251,8 +497,10 @@ class tcp_connection final : public device_link,
     if (closed_) return;
     closed_ = true;
     close_reason_ = reason;
+    release_limit();
     boost::system::error_code ec;
     timer_.cancel();
+    if (tls_) tls_->shutdown();
     socket_.shutdown(tcp::socket::shutdown_both, ec);
     socket_.close(ec);
     // A write in flight still reads its buffer; the write handler frees it.
@@ -261,6 +509,10 @@ class tcp_connection final : public device_link,
     if (listener_) {
       listener_->on_closed(reason);
       listener_.reset();  // breaks the cycle session -> link -> listener -> session
+    } else if (reason != "shutdown") {
+      // No session was made: the preamble's outcome is told here or nowhere.
+      spdlog::info("connection from {}{}: closed before its handshake: {}", peer_,
+                   via_.empty() ? "" : " via " + via_, reason);
     }
     if (*alive_) server_.forget(this);
   }
@@ -272,16 +524,24 @@ class tcp_connection final : public device_link,
   connection_timer timer_;
   codecs::tcp_framer framer_;
   const connection_limits limits_;
+  const listener_security security_;
+  std::unique_ptr<tls_channel> tls_;
   std::shared_ptr<capture::capture_recorder> capture_;
   std::uint64_t capture_id_ = 0;
   std::unique_ptr<connection_listener> listener_;
   std::deque<std::vector<std::uint8_t>> writes_;
+  capture::ip_endpoint device_;
+  capture::ip_endpoint gateway_;
   std::string peer_;
+  std::string via_;
+  std::string limit_key_;  ///< The address holding a handshake in the limits, if any.
   std::string close_after_writes_;
   std::string close_reason_;  ///< Why shutdown() closed the connection.
   std::chrono::steady_clock::time_point deadline_;
   std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
   std::size_t in_flight_ = 0;
+  phase phase_ = phase::framing;
+  bool known_endpoints_ = false;
   bool reading_ = false;
   bool unread_ = false;
   bool writing_ = false;
@@ -291,12 +551,14 @@ class tcp_connection final : public device_link,
 
 tcp_server::tcp_server(io_pool& pool, const tcp::endpoint& where, connection_limits limits,
                        listener_factory make_listener,
-                       std::shared_ptr<capture::capture_recorder> capture)
+                       std::shared_ptr<capture::capture_recorder> capture,
+                       listener_security security)
     : pool_(pool),
       acceptor_(asio::make_strand(pool.front())),
       limits_(limits),
       make_listener_(std::move(make_listener)),
-      capture_(std::move(capture)) {
+      capture_(std::move(capture)),
+      security_(std::move(security)) {
   acceptor_.open(where.protocol());
   acceptor_.set_option(tcp::acceptor::reuse_address(true));
   acceptor_.bind(where);
@@ -348,7 +610,7 @@ void tcp_server::accept_next() {
           live_.insert(c.get());
           counters_.open.fetch_add(1);
         }
-        c->start(make_listener_(c));
+        c->start();
       }
     }
     accept_next();

@@ -10,9 +10,12 @@
 #include <string>
 #include <unordered_set>
 
+#include "infra/net/address_limits.hpp"
 #include "infra/net/asio.hpp"
 #include "infra/net/device_link.hpp"
 #include "infra/net/io_pool.hpp"
+#include "infra/net/proxy_header.hpp"
+#include "infra/net/tls_context.hpp"
 
 namespace tgw::infra::capture {
 class capture_recorder;
@@ -30,10 +33,29 @@ struct connection_limits {
   std::size_t max_frames_in_flight = 4;
 };
 
+/// What a listener requires before a connection's first frame: a PROXY protocol
+/// header, a TLS handshake, and a place in its source address's limits. Each is
+/// done on the connection's io thread, before a session actor exists.
+struct listener_security {
+  proxy_mode proxy = proxy_mode::off;
+  /// TLS on this listener; null: plain TCP.
+  std::shared_ptr<tls_context_source> tls;
+  /// Per source address limits, shared by every listener of the instance; null: none.
+  std::shared_ptr<address_limits> limits;
+};
+
 /// Counters the server keeps for metrics.
 struct server_counters {
   std::atomic<std::uint64_t> accepted{0};
   std::atomic<std::uint64_t> refused_over_limit{0};
+  /// Closed for a missing, malformed or oversized PROXY header.
+  std::atomic<std::uint64_t> refused_proxy{0};
+  /// Refused by the per-address limits (rate or handshakes in progress).
+  std::atomic<std::uint64_t> refused_address{0};
+  std::atomic<std::uint64_t> tls_established{0};
+  /// TLS handshakes that failed: plain bytes on the TLS port, a wrong certificate,
+  /// no common version or cipher.
+  std::atomic<std::uint64_t> tls_failed{0};
   std::atomic<std::int64_t> open{0};
   /// Connections closed for a framing error, by codecs::errc value.
   std::array<std::atomic<std::uint64_t>, 32> framing_errors{};
@@ -48,13 +70,17 @@ class tcp_connection;
 /// Accepts device connections and spreads them over the io_pool's contexts: reads feed
 /// the codec framer, complete frames go to the connection's listener, and writes come
 /// back through device_link. A socket is only ever touched by its context's thread.
+/// The listener is made once the connection passed `security`, so a session sees
+/// the device's real address and only decrypted bytes.
 class tcp_server {
  public:
   /// With `capture`, every connection's bytes in both directions are also handed to
-  /// it; without, the data path pays one null-pointer check.
+  /// it (after TLS: the application bytes); without, the data path pays one
+  /// null-pointer check.
   tcp_server(io_pool& pool, const tcp::endpoint& where, connection_limits limits,
              listener_factory make_listener,
-             std::shared_ptr<capture::capture_recorder> capture = nullptr);
+             std::shared_ptr<capture::capture_recorder> capture = nullptr,
+             listener_security security = {});
   ~tcp_server();
 
   /// The bound port (useful with port 0).
@@ -76,6 +102,7 @@ class tcp_server {
   connection_limits limits_;
   listener_factory make_listener_;
   std::shared_ptr<capture::capture_recorder> capture_;
+  listener_security security_;
   std::uint16_t port_ = 0;
   server_counters counters_;
   std::mutex mutex_;

@@ -109,9 +109,19 @@ void fleet::start() {
   warn_about_packet_size();
   if (!options_.acked_log_path.empty())
     acked_ = std::make_unique<acked_log>(options_.acked_log_path);
+  if (options_.tls) {
+    tls_ = std::make_unique<net::asio::ssl::context>(net::asio::ssl::context::tls_client);
+    tls_->set_options(net::asio::ssl::context::no_tlsv1 | net::asio::ssl::context::no_tlsv1_1);
+    if (options_.tls_ca_file.empty()) {
+      tls_->set_verify_mode(net::asio::ssl::verify_none);
+    } else {
+      tls_->load_verify_file(options_.tls_ca_file);  // Throws with OpenSSL's reason.
+      tls_->set_verify_mode(net::asio::ssl::verify_peer);
+    }
+  }
   env_ = std::make_unique<device_environment>(
       device_environment{options_, generator_, counters_, tcp_target, udp_target,
-                         [this] { device_finished(); }, acked_.get()});
+                         [this] { device_finished(); }, acked_.get(), tls_.get()});
 
   devices_.reserve(options_.count);
   remaining_.store(options_.count);

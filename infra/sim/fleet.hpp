@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "infra/net/asio.hpp"
+#include "infra/net/asio_ssl.hpp"
 #include "infra/sim/fleet_options.hpp"
 #include "infra/sim/fleet_stats.hpp"
 #include "infra/sim/record_generator.hpp"
@@ -96,6 +97,7 @@ class fleet {
   record_generator generator_;
   fleet_counters counters_;
   std::unique_ptr<acked_log> acked_;
+  std::unique_ptr<net::asio::ssl::context> tls_;
   std::unique_ptr<device_environment> env_;
   std::vector<std::unique_ptr<simulated_device>> devices_;
   std::vector<std::thread> threads_;

@@ -19,6 +19,9 @@ std::string validate(const fleet_options& o) {
   if (!codecs::is_avl_codec(static_cast<std::uint8_t>(o.codec)))
     return "the codec must be 8, 8E or 16";
   if (o.target_host.empty() || o.target_port == 0) return "the target needs a host and a port";
+  if (o.tls && o.transport != transport_kind::tcp)
+    return "--tls needs --transport tcp (devices speak TLS over TCP only)";
+  if (!o.tls_ca_file.empty() && !o.tls) return "--tls-ca needs --tls";
   if (o.ack_timeout.count() <= 0) return "the ACK timeout must be positive";
   if (o.reconnect_delay.count() <= 0 || o.reconnect_max_delay < o.reconnect_delay)
     return "the reconnect delay must be positive and at most the maximum delay";

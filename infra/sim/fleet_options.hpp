@@ -37,6 +37,11 @@ struct fleet_options {
   std::string target_host = "127.0.0.1";
   std::uint16_t target_port = 5027;
   transport_kind transport = transport_kind::tcp;
+  /// TLS over TCP, as a Teltonika device with "Encryption: TLS" does.
+  bool tls = false;
+  /// PEM CAs the gateway's certificate must chain to; empty: not checked (a load
+  /// generator, not a device that must trust the server).
+  std::string tls_ca_file;
 
   /// How long a device waits for the ACK (and for the handshake verdict) before it
   /// sends the same packet again, as a tracker's "Server Response Timeout" does.

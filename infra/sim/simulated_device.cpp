@@ -1,6 +1,7 @@
 #include "infra/sim/simulated_device.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -14,6 +15,22 @@
 #include "codecs/command.hpp"
 
 namespace tgw::infra::sim {
+
+template <class Buffers, class Handler>
+void simulated_device::async_read_some(const Buffers& b, Handler&& h) {
+  if (tls_)
+    tls_->async_read_some(b, std::forward<Handler>(h));
+  else
+    tcp_.async_read_some(b, std::forward<Handler>(h));
+}
+
+template <class Buffers, class Handler>
+void simulated_device::async_write_all(const Buffers& b, Handler&& h) {
+  if (tls_)
+    net::asio::async_write(*tls_, b, std::forward<Handler>(h));
+  else
+    net::asio::async_write(tcp_, b, std::forward<Handler>(h));
+}
 namespace {
 
 using boost::system::error_code;
@@ -181,6 +198,32 @@ void simulated_device::on_connect(std::uint32_t seq, const error_code& ec) {
   }
   error_code ignored;
   tcp_.set_option(net::tcp::no_delay(true), ignored);
+  if (env_.tls != nullptr) {
+    retired_tls_ = std::move(tls_);
+    tls_ = std::make_unique<tls_stream>(tcp_, *env_.tls);
+    tls_->async_handshake(net::asio::ssl::stream_base::client,
+                          [this, seq](const error_code& e) { on_tls_handshake(seq, e); });
+    return;
+  }
+  begin_session();
+}
+
+void simulated_device::on_tls_handshake(std::uint32_t seq, const error_code& ec) {
+  if (seq != conn_seq_ || phase_ != phase::connecting) return;
+  if (ec) {
+    // Said once at warn: a fleet pointed at a plain port fails every handshake alike.
+    static std::atomic<bool> told{false};
+    if (!told.exchange(true))
+      spdlog::warn("device {}: TLS handshake failed: {} (counted as a connect failure)",
+                   imei_.str(), ec.message());
+    connect_failed(ec);
+    return;
+  }
+  begin_session();
+}
+
+// The connection is up (TLS included): count it and send the IMEI.
+void simulated_device::begin_session() {
   bump(env_.counters.connects);
   env_.counters.connected.fetch_add(1, std::memory_order_relaxed);
   connected_ = true;
@@ -272,7 +315,7 @@ void simulated_device::start_read() {
     }
     rx_.resize(std::max(initial_rx, rx_.size() * 2));
   }
-  tcp_.async_read_some(
+  async_read_some(
       net::asio::buffer(rx_.data() + rx_end_, rx_.size() - rx_end_),
       [this, seq = conn_seq_](const error_code& ec, std::size_t n) { on_read(seq, ec, n); });
 }
@@ -564,8 +607,8 @@ void simulated_device::flush() {
     writing_.swap(control_);
     control_.clear();
     write_in_progress_ = true;
-    net::asio::async_write(tcp_, net::asio::buffer(writing_),
-                           [this, seq](const error_code& ec, std::size_t) { on_written(seq, ec); });
+    async_write_all(net::asio::buffer(writing_),
+                    [this, seq](const error_code& ec, std::size_t) { on_written(seq, ec); });
     return;
   }
   if (!frame_queued_ || phase_ != phase::ready) return;
@@ -588,7 +631,7 @@ void simulated_device::flush() {
   arm_timer(timer_purpose::ack, env_.options.ack_timeout);
   const auto done = [this, seq](const error_code& ec, std::size_t) { on_written(seq, ec); };
   if (tcp())
-    net::asio::async_write(tcp_, net::asio::buffer(frame_), done);
+    async_write_all(net::asio::buffer(frame_), done);
   else
     udp_.async_send(net::asio::buffer(frame_), done);
 }

@@ -9,6 +9,7 @@
 
 #include "codecs/imei.hpp"
 #include "infra/net/asio.hpp"
+#include "infra/net/asio_ssl.hpp"
 #include "infra/sim/acked_log.hpp"
 #include "infra/sim/fleet_options.hpp"
 #include "infra/sim/fleet_stats.hpp"
@@ -28,6 +29,8 @@ struct device_environment {
   std::function<void()> on_finished;
   /// Where ACKed packets are logged; null when no one asked.
   acked_log* acked = nullptr;
+  /// Client TLS settings with --tls; null for plain TCP.
+  net::asio::ssl::context* tls = nullptr;
 };
 
 /// One simulated tracker: a state machine that runs on one io thread (its io_context
@@ -70,6 +73,13 @@ class simulated_device {
   using udp_socket = net::asio::basic_datagram_socket<net::udp, executor_type>;
   using timer_type = net::asio::basic_waitable_timer<
       std::chrono::steady_clock, net::asio::wait_traits<std::chrono::steady_clock>, executor_type>;
+  using tls_stream = net::asio::ssl::stream<tcp_socket&>;
+
+  /// Reads into / writes from the connection, through TLS when there is a session.
+  template <class Buffers, class Handler>
+  void async_read_some(const Buffers& b, Handler&& h);
+  template <class Buffers, class Handler>
+  void async_write_all(const Buffers& b, Handler&& h);
 
   void arm_timer(timer_purpose purpose, std::chrono::milliseconds delay);
   void cancel_timer();
@@ -78,6 +88,8 @@ class simulated_device {
   void open_connection();
   void open_udp();
   void on_connect(std::uint32_t seq, const boost::system::error_code& ec);
+  void on_tls_handshake(std::uint32_t seq, const boost::system::error_code& ec);
+  void begin_session();
   void connect_failed(const boost::system::error_code& ec);
   void close_socket();
   void drop_connection(bool count_disconnect);
@@ -109,6 +121,10 @@ class simulated_device {
   executor_type executor_;
   tcp_socket tcp_;
   udp_socket udp_;
+  /// The TLS session of the current connection. The previous one is kept one more
+  /// connection: handlers of its aborted operations may still refer to it.
+  std::unique_ptr<tls_stream> tls_;
+  std::unique_ptr<tls_stream> retired_tls_;
   timer_type timer_;
   timer_type reply_timer_;
 

@@ -1,0 +1,74 @@
+#include "infra/net/address_limits.hpp"
+
+#include <algorithm>
+
+namespace tgw::infra::net {
+
+namespace {
+
+address_limit_settings normalized(address_limit_settings s) {
+  if (s.connections_per_second > 0) s.burst = std::max(1.0, s.burst);
+  return s;
+}
+
+}  // namespace
+
+address_limits::address_limits(address_limit_settings settings) : settings_(normalized(settings)) {}
+
+address_verdict address_limits::admit(const std::string& address,
+                                      std::chrono::steady_clock::time_point now) {
+  const std::lock_guard lock(mutex_);
+  auto [it, fresh] = entries_.try_emplace(address);
+  entry& e = it->second;
+  if (fresh) {
+    e.tokens = settings_.burst;
+    e.refilled = now;
+  }
+  if (settings_.handshakes > 0 && e.handshakes >= settings_.handshakes) {
+    over_handshakes_.fetch_add(1, std::memory_order_relaxed);
+    return address_verdict::over_handshakes;
+  }
+  if (settings_.connections_per_second > 0) {
+    const double elapsed = std::chrono::duration<double>(now - e.refilled).count();
+    e.tokens = std::min(settings_.burst, e.tokens + elapsed * settings_.connections_per_second);
+    e.refilled = now;
+    if (e.tokens < 1.0) {
+      over_rate_.fetch_add(1, std::memory_order_relaxed);
+      return address_verdict::over_rate;
+    }
+    e.tokens -= 1.0;
+  }
+  ++e.handshakes;
+  in_progress_.fetch_add(1, std::memory_order_relaxed);
+  if (entries_.size() >= prune_at_) prune(now);
+  return address_verdict::admitted;
+}
+
+void address_limits::handshake_over(const std::string& address) {
+  const std::lock_guard lock(mutex_);
+  const auto it = entries_.find(address);
+  if (it == entries_.end() || it->second.handshakes == 0) return;
+  --it->second.handshakes;
+  in_progress_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+std::size_t address_limits::addresses_tracked() const {
+  const std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+// An entry with no handshake whose bucket has refilled says nothing a fresh one
+// would not; dropping those keeps the table to the addresses active now. The next
+// prune waits until the table doubles, so the cost stays linear in connections.
+void address_limits::prune(std::chrono::steady_clock::time_point now) {
+  std::erase_if(entries_, [&](const auto& kv) {
+    const entry& e = kv.second;
+    if (e.handshakes > 0) return false;
+    if (settings_.connections_per_second <= 0) return true;
+    const double elapsed = std::chrono::duration<double>(now - e.refilled).count();
+    return e.tokens + elapsed * settings_.connections_per_second >= settings_.burst;
+  });
+  prune_at_ = std::max<std::size_t>(1024, entries_.size() * 2);
+}
+
+}  // namespace tgw::infra::net

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace tgw::infra::net {
+
+/// Per source address: how many new connections a second, and how many may be in
+/// their handshake (PROXY header, TLS, IMEI) at once. 0 turns a limit off.
+struct address_limit_settings {
+  double connections_per_second = 0;
+  /// Connections allowed at once after a quiet spell; at least 1 when the rate is on.
+  double burst = 0;
+  std::size_t handshakes = 0;
+};
+
+enum class address_verdict : std::uint8_t { admitted, over_rate, over_handshakes };
+
+/// Keeps one address from exhausting the instance: a token bucket for the connection
+/// rate and a count of unfinished handshakes, per address, shared by every listener.
+/// Consulted once per connection (not per packet), under one mutex. Entries of quiet
+/// addresses are dropped as the table grows, so it holds only recent sources.
+class address_limits {
+ public:
+  explicit address_limits(address_limit_settings settings);
+
+  /// On admission the address holds one handshake until handshake_over().
+  address_verdict admit(const std::string& address, std::chrono::steady_clock::time_point now =
+                                                        std::chrono::steady_clock::now());
+  void handshake_over(const std::string& address);
+
+  [[nodiscard]] bool enabled() const {
+    return settings_.connections_per_second > 0 || settings_.handshakes > 0;
+  }
+  [[nodiscard]] std::uint64_t refused_over_rate() const { return over_rate_.load(); }
+  [[nodiscard]] std::uint64_t refused_over_handshakes() const { return over_handshakes_.load(); }
+  /// Handshakes in progress over every address.
+  [[nodiscard]] std::int64_t handshakes_in_progress() const { return in_progress_.load(); }
+  [[nodiscard]] std::size_t addresses_tracked() const;
+
+ private:
+  struct entry {
+    double tokens = 0;
+    std::chrono::steady_clock::time_point refilled;
+    std::size_t handshakes = 0;
+  };
+  void prune(std::chrono::steady_clock::time_point now);
+
+  const address_limit_settings settings_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, entry> entries_;
+  std::size_t prune_at_ = 1024;
+  std::atomic<std::uint64_t> over_rate_{0};
+  std::atomic<std::uint64_t> over_handshakes_{0};
+  std::atomic<std::int64_t> in_progress_{0};
+};
+
+}  // namespace tgw::infra::net
