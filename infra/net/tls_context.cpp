@@ -113,7 +113,11 @@ std::shared_ptr<const tls_server_context> tls_server_context::load(const tls_set
     return nullptr;
   }
   if (SSL_CTX_use_PrivateKey_file(ctx, settings.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    error = "--tls-key " + settings.key_file + ": not a PEM private key: " + openssl_errors();
+    const std::string why = openssl_errors();
+    error = why.find("key values mismatch") != std::string::npos
+                ? "--tls-key " + settings.key_file + " does not belong to the certificate in " +
+                      settings.cert_file
+                : "--tls-key " + settings.key_file + ": not a PEM private key: " + why;
     return nullptr;
   }
   if (SSL_CTX_check_private_key(ctx) != 1) {
