@@ -96,9 +96,7 @@ void reload(allowlist_keeper* allowlist, infra::net::tls_context_source* tls) {
   }
 }
 
-// Loopback sources are exempt from the per-address limits: local tools, a simulator
-// or a balancer on the same host without PROXY protocol would otherwise be throttled
-// as one client.
+// Loopback sources are exempt (infra/net/tcp_server.cpp).
 infra::net::address_limit_settings address_limit_settings(const infra::serve_options& o) {
   return {o.per_address_rate, o.per_address_burst, o.per_address_handshakes};
 }

@@ -37,6 +37,16 @@ capture::ip_endpoint to_capture(const tcp::endpoint& e) {
   return out;
 }
 
+// Loopback sources are exempt from the per-address limits: local tools, a simulator
+// or a balancer on the same host without PROXY protocol would otherwise be throttled
+// as one client.
+bool is_loopback(const capture::ip_endpoint& e) {
+  if (!e.v6) return e.address[0] == 127;
+  static constexpr std::array<std::uint8_t, 16> v6_loopback = {0, 0, 0, 0, 0, 0, 0, 0,
+                                                               0, 0, 0, 0, 0, 0, 0, 1};
+  return e.address == v6_loopback;
+}
+
 }  // namespace
 
 /// One device connection. It owns the socket, the framer and the write queue, and
@@ -169,7 +179,7 @@ class tcp_connection final : public device_link,
   }
 
   void after_proxy() {
-    if (security_.limits && security_.limits->enabled()) {
+    if (security_.limits && security_.limits->enabled() && !is_loopback(device_)) {
       limit_key_ = address_key();
       const address_verdict v = security_.limits->admit(limit_key_);
       if (v != address_verdict::admitted) {

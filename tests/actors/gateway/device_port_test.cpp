@@ -496,6 +496,13 @@ TEST_F(DevicePort, PerAddressLimitsRefuseTheExcessAndServeOtherAddresses) {
   EXPECT_EQ(metric("teltonika_connections_total{instance_id=\"gw-port-test\",result=\"refused_"
                    "address_limit\"} "),
             1);
+  // Loopback sources are exempt: a local balancer or tool is not one client.
+  std::vector<std::unique_ptr<device>> local;
+  for (int i = 0; i < 3; ++i)
+    local.push_back(device_behind(
+        port, "PROXY TCP4 127.0.0.9 127.0.0.1 " + std::to_string(43000 + i) + " 5027\r\n"));
+  local.back()->send(handshake_packet("356307042441047"));
+  EXPECT_EQ(local.back()->receive(1), bytes{0x01});
 }
 
 TEST_F(DevicePort, AConnectionRateLimitRefusesABurstFromOneAddressOnly) {
