@@ -17,6 +17,7 @@
 #include "codecs/avl_encode.hpp"
 #include "tests/support/device_protocol.hpp"
 #include "tests/support/redis_server.hpp"
+#include "tests/support/run_tgw.hpp"
 #include "tests/support/test_device.hpp"
 #include "tests/support/tls_device.hpp"
 
@@ -386,6 +387,36 @@ TEST_F(DevicePort, TlsBehindABalancerReadsTheProxyHeaderBeforeTheHandshake) {
   const auto a = journal(imei_a);
   ASSERT_FALSE(a.empty());
   EXPECT_EQ(a.front().at("peer"), "[2001:db8::7]:40123");
+}
+
+TEST_F(DevicePort, ACaptureBehindABalancerHoldsTheDecryptedBytesUnderTheDeviceAddress) {
+  const std::string captures = dir + "/captures";
+  auto flags = tls_flags();
+  flags.insert(flags.end(), {"--proxy-protocol", "v2", "--capture-dir", captures});
+  start(flags);
+  {
+    tls_device d(port, trusting(ca.cert, {}, proxy_v2({203, 0, 113, 9}, 51000)));
+    ASSERT_TRUE(d.established()) << d.error();
+    d.send(handshake_packet(imei_a));
+    ASSERT_EQ(d.receive(1), bytes{0x01});
+    d.send(packet(2, 1'700'000'000'000));
+    ASSERT_EQ(d.receive(4), ack(2));
+  }
+  gateways.back().signal(SIGTERM);
+  ASSERT_EQ(gateways.back().wait(), 0);
+
+  // Offline replay decodes what the capture holds: only clear bytes decode into the
+  // same events, and the peer is the address the capture was written under.
+  std::string files;
+  for (const auto& e : std::filesystem::directory_iterator(captures))
+    files += " " + e.path().string();
+  ASSERT_FALSE(files.empty());
+  const auto r =
+      run_command(std::string(TGW_BINARY) + " replay --offline" + files + " 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"peer\":\"203.0.113.9:51000\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"type\":\"records_accepted\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"records\":\"2\""), std::string::npos) << r.out;
 }
 
 // --- who may connect -------------------------------------------------------------------
