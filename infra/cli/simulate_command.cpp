@@ -253,6 +253,11 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
                 "Speak TLS (1.2 or 1.3) to the gateway, as a device with "
                 "Encryption: TLS does")
       ->envname("TGW_SIM_TLS");
+  cmd->add_option("--tls-version", o.tls_version,
+                  "Highest TLS version offered: 1.2 (what Teltonika firmware speaks) or 1.3")
+      ->envname("TGW_SIM_TLS_VERSION")
+      ->check(CLI::IsMember({"1.2", "1.3"}))
+      ->capture_default_str();
   cmd->add_option("--tls-ca", o.tls_ca_file,
                   "PEM CAs the gateway's certificate must chain to (default: not checked)")
       ->envname("TGW_SIM_TLS_CA")

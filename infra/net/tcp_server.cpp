@@ -372,6 +372,7 @@ class tcp_connection final : public device_link,
     const std::size_t n = read_some(space, error, would_block, want_write);
     if (would_block) {
       unread_ = false;
+      if (tls_ && !want_write) tls_->release_buffers();
       if (want_write)
         wait_socket(tcp::socket::wait_write);
       else

@@ -50,6 +50,11 @@ tls_result tls_channel::write(std::span<const std::uint8_t> bytes, std::string& 
   return r;
 }
 
+void tls_channel::release_buffers() {
+  // Refuses (returns 0) while a buffer holds data; then they stay, as they must.
+  (void)SSL_free_buffers(ssl_);
+}
+
 void tls_channel::shutdown() {
   if (SSL_is_init_finished(ssl_) == 0) return;
   ERR_clear_error();

@@ -45,6 +45,10 @@ class tls_channel {
   tls_result handshake(std::string& error);
   tls_result read(std::span<std::uint8_t> into, std::string& error);
   tls_result write(std::span<const std::uint8_t> bytes, std::string& error);
+  /// Gives OpenSSL's read and write buffers back while nothing is in them. OpenSSL
+  /// sets its 16 KiB read buffer up before the read that finds the socket empty and
+  /// keeps it; an idle connection calls this once it waits for the device again.
+  void release_buffers();
   /// Sends close_notify if the session is established; never waits.
   void shutdown();
   /// "TLSv1.3 TLS_AES_128_GCM_SHA256", once the handshake is done.

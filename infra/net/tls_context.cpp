@@ -97,8 +97,10 @@ std::shared_ptr<const tls_server_context> tls_server_context::load(const tls_set
   // RELEASE_BUFFERS: an idle connection gives its 16 KiB read and write buffers back,
   // which is what keeps an idle TLS device near the memory of a plain one.
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  // One ticket, not OpenSSL's two: a reconnecting device resumes with it, and every
-  // handshake writes one record less.
+  // Resumption by session ticket only (stateless): a server-side session cache would
+  // hold a session per connection, up to 20,000 of them, for devices that reconnect
+  // rarely. One ticket, not OpenSSL's two: every handshake writes one record less.
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   SSL_CTX_set_num_tickets(ctx, 1);
   static const unsigned char session_context[] = "tgw-device-port";
   SSL_CTX_set_session_id_context(ctx, session_context, sizeof session_context - 1);

@@ -112,6 +112,8 @@ void fleet::start() {
   if (options_.tls) {
     tls_ = std::make_unique<net::asio::ssl::context>(net::asio::ssl::context::tls_client);
     tls_->set_options(net::asio::ssl::context::no_tlsv1 | net::asio::ssl::context::no_tlsv1_1);
+    if (options_.tls_version == "1.2")
+      SSL_CTX_set_max_proto_version(tls_->native_handle(), TLS1_2_VERSION);
     if (options_.tls_ca_file.empty()) {
       tls_->set_verify_mode(net::asio::ssl::verify_none);
     } else {

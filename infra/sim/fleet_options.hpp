@@ -42,6 +42,8 @@ struct fleet_options {
   /// PEM CAs the gateway's certificate must chain to; empty: not checked (a load
   /// generator, not a device that must trust the server).
   std::string tls_ca_file;
+  /// Highest TLS version offered: "1.2", as Teltonika firmware speaks, or "1.3".
+  std::string tls_version = "1.2";
 
   /// How long a device waits for the ACK (and for the handshake verdict) before it
   /// sends the same packet again, as a tracker's "Server Response Timeout" does.
