@@ -212,6 +212,9 @@ std::string not_ready_because(const infra::metrics::gateway_counters& c,
 }  // namespace
 
 int run_gateway(const infra::serve_options& o) {
+  // A device gone mid-write is an error on its connection, never a signal that ends
+  // the process (Asio and the TLS socket send with MSG_NOSIGNAL; this covers the rest).
+  std::signal(SIGPIPE, SIG_IGN);
   const std::string instance = o.instance_id.empty() ? default_instance_id() : o.instance_id;
   auto counters = std::make_shared<infra::metrics::gateway_counters>();
   // Configuration that can be wrong is checked before anything starts: exit code 2.

@@ -383,10 +383,9 @@ class tcp_connection final : public device_link,
       shutdown(error);
       return;
     }
-    // A plain read that filled its space may have left bytes in the socket. A TLS read
-    // returns one record at most, and more may wait in the socket behind it: read
-    // until OpenSSL asks for more.
-    unread_ = tls_ ? true : n == space.size();
+    // A plain read that filled its space may have left bytes in the socket; a TLS
+    // read knows whether OpenSSL holds more or the socket may.
+    unread_ = tls_ ? tls_->more_to_read() : n == space.size();
     if (capture_) capture_->data(capture_id_, true, space.first(n));
     framer_.commit(n);
     last_read_ = std::chrono::steady_clock::now();
@@ -410,6 +409,8 @@ class tcp_connection final : public device_link,
       listener_->on_frame(r.value);
     }
     if (framer_.buffered() == 0) framer_.shrink();
+    // About to wait for the device: OpenSSL's buffers go back while it is quiet.
+    if (tls_ && !unread_) tls_->release_buffers();
     wait_readable();
   }
 

@@ -3,18 +3,79 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <sys/socket.h>
+
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
 namespace tgw::infra::net {
+namespace {
+
+using socket_state = tls_channel::socket_state;
+
+int socket_read(BIO* bio, char* out, int size) {
+  auto* socket = static_cast<socket_state*>(BIO_get_data(bio));
+  BIO_clear_retry_flags(bio);
+  const ssize_t n = ::recv(socket->fd, out, static_cast<std::size_t>(size), 0);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+      socket->drained = true;
+      BIO_set_retry_read(bio);
+    }
+    return -1;
+  }
+  socket->drained = n < size;
+  return static_cast<int>(n);
+}
+
+// MSG_NOSIGNAL: a device gone mid-write is an EPIPE for this connection, never a
+// SIGPIPE for the process.
+int socket_write(BIO* bio, const char* in, int size) {
+  auto* socket = static_cast<socket_state*>(BIO_get_data(bio));
+  BIO_clear_retry_flags(bio);
+  const ssize_t n = ::send(socket->fd, in, static_cast<std::size_t>(size), MSG_NOSIGNAL);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) BIO_set_retry_write(bio);
+    return -1;
+  }
+  return static_cast<int>(n);
+}
+
+long socket_ctrl(BIO*, int command, long, void*) {
+  // Writes go straight to the socket, so a flush has nothing to do; every other
+  // control (kTLS, peeking at the fd) is declined.
+  return command == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+int socket_create(BIO* bio) {
+  BIO_set_init(bio, 1);
+  return 1;
+}
+
+const BIO_METHOD* socket_method() {
+  static BIO_METHOD* const method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "tgw device socket");
+    BIO_meth_set_read(m, socket_read);
+    BIO_meth_set_write(m, socket_write);
+    BIO_meth_set_ctrl(m, socket_ctrl);
+    BIO_meth_set_create(m, socket_create);
+    return m;
+  }();
+  return method;
+}
+
+}  // namespace
 
 tls_channel::tls_channel(const tls_server_context& context, int fd)
-    : ssl_(SSL_new(context.native())) {
-  if (ssl_ == nullptr || SSL_set_fd(ssl_, fd) != 1) {
+    : socket_{fd, false}, ssl_(SSL_new(context.native())) {
+  BIO* bio = ssl_ != nullptr ? BIO_new(socket_method()) : nullptr;
+  if (bio == nullptr) {
     SSL_free(ssl_);
     throw std::runtime_error("cannot start a TLS session");
   }
+  BIO_set_data(bio, &socket_);
+  SSL_set_bio(ssl_, bio, bio);  // The SSL owns the BIO from here.
   SSL_set_accept_state(ssl_);
 }
 
@@ -33,6 +94,8 @@ tls_result tls_channel::handshake(std::string& error) {
 tls_result tls_channel::read(std::span<std::uint8_t> into, std::string& error) {
   ERR_clear_error();
   errno = 0;
+  // Only a recv made by this very call may say the socket is empty now.
+  socket_.drained = false;
   std::size_t n = 0;
   const int ret = SSL_read_ex(ssl_, into.data(), into.size(), &n);
   tls_result r = outcome(ret, error);
@@ -60,6 +123,10 @@ void tls_channel::shutdown() {
   ERR_clear_error();
   (void)SSL_shutdown(ssl_);
   ERR_clear_error();
+}
+
+bool tls_channel::more_to_read() const {
+  return SSL_has_pending(ssl_) == 1 || !socket_.drained;
 }
 
 std::string tls_channel::describe() const {

@@ -29,6 +29,9 @@ struct tls_result {
 
 /// One server-side TLS session driven straight on a non-blocking socket: the caller
 /// waits for readiness (Asio's async_wait) and calls again, as with a plain socket.
+/// OpenSSL reads ahead (one recv takes what the socket holds) through a socket BIO of
+/// our own that sends with MSG_NOSIGNAL and notes whether a read emptied the socket,
+/// which spares the read that would only find it empty after each packet.
 /// Asio's ssl::stream is not used for device connections: it keeps two 17 KiB
 /// buffers for the life of every stream, several times an idle session's whole
 /// budget, whereas OpenSSL with SSL_MODE_RELEASE_BUFFERS holds none while idle.
@@ -54,8 +57,23 @@ class tls_channel {
   /// "TLSv1.3 TLS_AES_128_GCM_SHA256", once the handshake is done.
   [[nodiscard]] std::string describe() const;
 
+  /// After a read that returned bytes: whether another read may find more without
+  /// waiting for the socket. True when OpenSSL holds bytes already read from the
+  /// socket, or when that read did not empty the socket (it filled OpenSSL's buffer,
+  /// or took no bytes from the socket at all). The socket is edge-triggered: bytes
+  /// left in it announce themselves no more, so only an emptied socket may be
+  /// waited on.
+  [[nodiscard]] bool more_to_read() const;
+
+  /// What the connection's own socket BIO knows of its last read.
+  struct socket_state {
+    int fd = -1;
+    bool drained = false;  ///< The last recv returned less than asked, or EAGAIN.
+  };
+
  private:
   tls_result outcome(int ret, std::string& error);
+  socket_state socket_;
   ssl_st* ssl_;
 };
 

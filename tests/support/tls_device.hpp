@@ -195,6 +195,14 @@ class tls_device {
     }
     return false;
   }
+  /// Drops the connection with a reset (SO_LINGER 0), as a device losing coverage
+  /// mid-session looks to the gateway: its next write finds the peer gone.
+  void reset() {
+    linger l{1, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    ::close(fd_);
+    fd_ = -1;
+  }
   /// The common name of the certificate the gateway presented.
   [[nodiscard]] std::string server_name() const {
     if (!established_) return "";

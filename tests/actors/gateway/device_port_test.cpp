@@ -277,6 +277,30 @@ TEST_F(DevicePort,
   EXPECT_NE(summary.find("\"connects\":20,"), std::string::npos) << summary;
 }
 
+TEST_F(DevicePort, TlsDevicesGoneMidWriteLeaveTheGatewayServingOthers) {
+  start(tls_flags());
+  // Each device asks for an answer and resets the connection before it comes: the
+  // gateway's writes (the verdict, the ACK, close_notify) meet a dead peer.
+  for (int i = 0; i < 20; ++i) {
+    tls_device d(port, trusting(ca.cert));
+    ASSERT_TRUE(d.established()) << d.error();
+    d.send(handshake_packet(imei_a));
+    if (i % 2 == 1) {
+      ASSERT_EQ(d.receive(1), bytes{0x01});
+      d.send(packet(1, 1'700'000'000'000 + static_cast<std::uint64_t>(i) * 1000));
+    }
+    d.reset();
+  }
+  ASSERT_TRUE(gateways.back().running());
+  tls_device after(port, trusting(ca.cert));
+  ASSERT_TRUE(after.established()) << after.error();
+  after.send(handshake_packet(imei_b));
+  EXPECT_EQ(after.receive(1), bytes{0x01});
+  after.send(packet(2, 1'700'000'100'000));
+  EXPECT_EQ(after.receive(4), ack(2));
+  EXPECT_TRUE(gateways.back().running());
+}
+
 TEST_F(DevicePort, ACertificateThatNoLongerLoadsKeepsTheOneInForce) {
   start(tls_flags());
   std::ofstream(server_cert.key) << "not a key\n";
