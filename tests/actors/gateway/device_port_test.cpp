@@ -175,6 +175,34 @@ TEST_F(DevicePort, ATlsDeviceHandshakesSendsAndIsAckedOnlyAfterItsRecordsAreStor
       1);
 }
 
+TEST_F(DevicePort, OverTlsALargeFrameAndABurstOfFramesInOneRecordAreAllAcked) {
+  start(tls_flags());
+  tls_device d(port, trusting(ca.cert));
+  ASSERT_TRUE(d.established()) << d.error();
+  d.send(handshake_packet(imei_a));
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  // Larger than a read of the gateway's (1,000 bytes): one record, several reads.
+  const bytes large = packet(60, 1'700'000'000'000);
+  ASSERT_GT(large.size(), 2000U);
+  d.send(large);
+  ASSERT_EQ(d.receive(4), ack(60));
+  // A frame split over two records, as a device on a slow link writes it.
+  const bytes split = packet(2, 1'700'000'100'000);
+  d.send(bytes(split.begin(), split.begin() + 15));
+  d.send(bytes(split.begin() + 15, split.end()));
+  ASSERT_EQ(d.receive(4), ack(2));
+  // Six frames in one record: more than the frames in flight a connection may have
+  // (4), so the rest wait inside OpenSSL until the first ones are ACKed.
+  bytes burst;
+  for (int i = 0; i < 6; ++i) {
+    const bytes p = packet(1, 1'700'000'200'000 + static_cast<std::uint64_t>(i) * 1000);
+    burst.insert(burst.end(), p.begin(), p.end());
+  }
+  d.send(burst);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(d.receive(4), ack(1)) << i;
+  EXPECT_EQ(db.command({"XLEN", "telemetry:records"}).integer, 60 + 2 + 6);
+}
+
 TEST_F(DevicePort, ADeviceThatTrustsAnotherCaRefusesTheGateway) {
   start(tls_flags());
   const pem_files other_ca = make_ca(dir, "other-ca");
