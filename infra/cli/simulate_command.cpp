@@ -258,6 +258,14 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
       ->envname("TGW_SIM_TLS_VERSION")
       ->check(CLI::IsMember({"1.2", "1.3"}))
       ->capture_default_str();
+  cmd->add_option("--tls-cert", o.tls_cert_file,
+                  "PEM client certificate every device presents (for a gateway with "
+                  "--tls-client-ca)")
+      ->envname("TGW_SIM_TLS_CERT")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tls-key", o.tls_key_file, "PEM private key of --tls-cert")
+      ->envname("TGW_SIM_TLS_KEY")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--tls-ca", o.tls_ca_file,
                   "PEM CAs the gateway's certificate must chain to (default: not checked)")
       ->envname("TGW_SIM_TLS_CA")

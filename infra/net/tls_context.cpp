@@ -147,8 +147,11 @@ std::shared_ptr<const tls_server_context> tls_server_context::load(const tls_set
   out->description_ = "subject " + name_of(X509_get_subject_name(cert)) + ", issuer " +
                       name_of(X509_get_issuer_name(cert)) + ", valid until " +
                       utc_text(out->not_after_) + ", SHA-256 " + out->fingerprint_;
-  if (out->not_after_ < std::chrono::system_clock::now())
+  const auto now = std::chrono::system_clock::now();
+  if (out->not_after_ < now)
     out->description_ += " (EXPIRED: devices that check it will refuse the gateway)";
+  else if (out->not_after_ - now < std::chrono::hours{24 * 14})
+    out->description_ += " (expires in less than 14 days)";
   return out;
 }
 

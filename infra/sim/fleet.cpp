@@ -112,6 +112,11 @@ void fleet::start() {
   if (options_.tls) {
     tls_ = std::make_unique<net::asio::ssl::context>(net::asio::ssl::context::tls_client);
     tls_->set_options(net::asio::ssl::context::no_tlsv1 | net::asio::ssl::context::no_tlsv1_1);
+    if (!options_.tls_cert_file.empty()) {
+      // Throws with OpenSSL's reason, as load_verify_file does.
+      tls_->use_certificate_chain_file(options_.tls_cert_file);
+      tls_->use_private_key_file(options_.tls_key_file, net::asio::ssl::context::pem);
+    }
     if (options_.tls_version == "1.2")
       SSL_CTX_set_max_proto_version(tls_->native_handle(), TLS1_2_VERSION);
     if (options_.tls_ca_file.empty()) {

@@ -22,6 +22,10 @@ std::string validate(const fleet_options& o) {
   if (o.tls && o.transport != transport_kind::tcp)
     return "--tls needs --transport tcp (devices speak TLS over TCP only)";
   if (!o.tls_ca_file.empty() && !o.tls) return "--tls-ca needs --tls";
+  if ((!o.tls_cert_file.empty() || !o.tls_key_file.empty()) && !o.tls)
+    return "--tls-cert and --tls-key need --tls";
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty())
+    return "--tls-cert and --tls-key go together";
   if (o.tls_version != "1.2" && o.tls_version != "1.3") return "--tls-version must be 1.2 or 1.3";
   if (o.ack_timeout.count() <= 0) return "the ACK timeout must be positive";
   if (o.reconnect_delay.count() <= 0 || o.reconnect_max_delay < o.reconnect_delay)

@@ -42,6 +42,10 @@ struct fleet_options {
   /// PEM CAs the gateway's certificate must chain to; empty: not checked (a load
   /// generator, not a device that must trust the server).
   std::string tls_ca_file;
+  /// A client certificate and key (PEM) for gateways that require one
+  /// (`tgw serve --tls-client-ca`); empty: none.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   /// Highest TLS version offered: "1.2", as Teltonika firmware speaks, or "1.3".
   std::string tls_version = "1.2";
 

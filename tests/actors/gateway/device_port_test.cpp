@@ -232,6 +232,14 @@ TEST_F(DevicePort, WithAClientCaOnlyDevicesWithACertificateItSignedGetIn) {
   tls_device none(port, trusting(ca.cert));
   none.send(handshake_packet(imei_c));
   EXPECT_EQ(none.receive(1), std::nullopt);
+  // A simulated fleet that presents a device certificate gets in.
+  const pem_files fleet_cert = make_signed(dir, "fleet", device_ca, 23);
+  const auto fleet =
+      run_command(std::string(TGW_BINARY) + " simulate --tls --tls-cert " + fleet_cert.cert +
+                  " --tls-key " + fleet_cert.key + " --count 3 --packets 2 --send-interval 10ms" +
+                  " --target 127.0.0.1:" + std::to_string(port) + " --quiet --json");
+  EXPECT_EQ(fleet.exit_code, 0) << fleet.out;
+  EXPECT_NE(fleet.out.find("\"packets_acked\":6,"), std::string::npos) << fleet.out;
   EXPECT_TRUE(eventually([&] {
     return metric(
                "teltonika_tls_handshakes_total{instance_id=\"gw-port-test\",result=\"failed\"} ") ==
