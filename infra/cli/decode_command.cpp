@@ -4,12 +4,14 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "infra/cli/frame_inspector.hpp"
+#include "infra/telemetry/io_dictionary.hpp"
 #include "infra/text/hex.hpp"
 
 namespace tgw::infra {
@@ -22,18 +24,44 @@ struct decode_settings {
   std::string transport = "auto";
   std::size_t max_frame_size = std::size_t{64} * 1024;
   bool pretty = false;
+  bool names = false;
+  std::string model = "fmb";
 };
+
+// Adds the name (and, where the documentation gives a multiplier, unit or sign, the
+// physical value) to every IO element the dictionary knows; the id stays.
+void add_io_names(json& frame, const telemetry::io_dictionary& names) {
+  const auto records = frame.find("records");
+  if (records == frame.end()) return;
+  for (auto& record : *records) {
+    const auto io = record.find("io");
+    if (io == record.end()) continue;
+    for (auto& element : *io) {
+      const auto* info = names.find(element.at("id").get<std::uint16_t>());
+      if (info == nullptr) continue;
+      element["name"] = info->name;
+      const auto value = element.find("value");
+      if (value == element.end()) continue;
+      if (info->multiplier != 1.0 || info->is_signed)
+        element["scaled"] =
+            info->scaled(value->get<std::uint64_t>(), element.at("size").get<std::uint16_t>());
+      if (!info->unit.empty()) element["unit"] = info->unit;
+    }
+  }
+}
 
 class decoder_output {
  public:
-  decoder_output(const decode_settings& settings, inspect_options options)
-      : settings_(settings), options_(options) {}
+  decoder_output(const decode_settings& settings, inspect_options options,
+                 std::optional<telemetry::io_dictionary> names)
+      : settings_(settings), options_(options), names_(std::move(names)) {}
 
   void blob(std::span<const std::uint8_t> bytes, std::size_t input_index) {
     const inspection result = inspect_blob(bytes, options_);
     failed_ |= result.failed;
     for (json frame : result.frames) {
       frame["input"] = input_index;
+      if (names_) add_io_names(frame, *names_);
       print(frame);
     }
   }
@@ -50,6 +78,7 @@ class decoder_output {
 
   const decode_settings& settings_;
   inspect_options options_;
+  std::optional<telemetry::io_dictionary> names_;
   bool failed_ = false;
 };
 
@@ -69,7 +98,16 @@ int run_decode(const decode_settings& settings) {
                       : settings.transport == "udp" ? transport_hint::udp
                                                     : transport_hint::automatic;
   options.max_frame_size = settings.max_frame_size;
-  decoder_output out(settings, options);
+  std::optional<telemetry::io_dictionary> names;
+  if (settings.names) {
+    std::string error;
+    names = telemetry::io_dictionary::builtin(settings.model, error);
+    if (!names) {
+      std::cerr << "tgw decode: --model: " << error << '\n';
+      return 2;
+    }
+  }
+  decoder_output out(settings, options, std::move(names));
   std::size_t index = 0;
 
   if (!settings.file.empty()) {
@@ -121,6 +159,12 @@ void add_decode_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(std::size_t{16}, std::size_t{1} << 24))
       ->capture_default_str();
   cmd->add_flag("--pretty", settings->pretty, "Indent the JSON");
+  cmd->add_flag("--names", settings->names,
+                "Name each IO element the --model table knows (\"name\"), with its physical "
+                "value (\"scaled\") and \"unit\" where Teltonika documents them; ids stay");
+  cmd->add_option("--model", settings->model, "Device family of the IO element names")
+      ->check(CLI::IsMember(telemetry::io_dictionary::models()))
+      ->capture_default_str();
   cmd->callback([settings, &exit_code] { exit_code = run_decode(*settings); });
 }
 

@@ -89,3 +89,28 @@ TEST(DecodeCommand, HelpListsTheFlags) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(DecodeCommand, NamesTheIoElementsItsModelTableKnowsAndKeepsTheIds) {
+  const run_result r = run_tgw(std::string("decode --names ") + wiki_codec8);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(R"({"id":21,"size":1,"value":3,"name":"gsm_signal"})"), std::string::npos)
+      << r.out;
+  EXPECT_NE(
+      r.out.find(
+          R"({"id":66,"size":2,"value":24079,"name":"external_voltage","scaled":24.079,"unit":"V"})"),
+      std::string::npos)
+      << r.out;
+  // Without --names the output is as before: ids and raw values only.
+  const run_result plain = run_tgw(std::string("decode ") + wiki_codec8);
+  EXPECT_EQ(plain.out.find("\"name\""), std::string::npos) << plain.out;
+}
+
+TEST(DecodeCommand, AnUnknownModelIsAUsageError) {
+  const run_result r = run_tgw(std::string("decode --names --model xyz ") + wiki_codec8);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--model"), std::string::npos) << r.out;
+}
+
+}  // namespace
