@@ -14,8 +14,14 @@ void append_number(std::string& out, Unsigned n) {
   out.append(digits, end);
 }
 
-/// The record's IO elements as {"id":value,...}, NX values as hex strings, written
-/// into one buffer sized up front: this runs once per record on the data path.
+/// Integers above this lose precision in a double, which is how JavaScript and most
+/// JSON parsers read a bare number (2^53 - 1, Number.MAX_SAFE_INTEGER).
+constexpr std::uint64_t max_exact_json_integer = (std::uint64_t{1} << 53) - 1;
+
+/// The record's IO elements as {"id":value,...}, NX values as hex strings, and values
+/// above 2^53 - 1 (8-byte elements: iButton ids, ICCIDs, CAN counters) as decimal
+/// strings, so that no parser rounds them. Written into one buffer sized up front:
+/// this runs once per record on the data path.
 std::string io_json(const codecs::avl_packet& packet, const codecs::avl_record& r) {
   const auto elements = packet.io_of(r);
   std::size_t estimate = 2;
@@ -32,6 +38,10 @@ std::string io_json(const codecs::avl_packet& packet, const codecs::avl_record& 
     if (e.variable) {
       io += '"';
       io += to_hex(packet.value_bytes(e));
+      io += '"';
+    } else if (e.value > max_exact_json_integer) {
+      io += '"';
+      append_number(io, e.value);
       io += '"';
     } else {
       append_number(io, e.value);

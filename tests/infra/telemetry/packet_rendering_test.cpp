@@ -17,7 +17,8 @@ codecs::avl_packet decoded(const std::vector<codecs::avl_record_data>& records,
 }
 
 // Each record becomes its stream fields, in order, with the IO elements as one JSON
-// object: numbers for fixed-width values (64-bit ones whole), hex strings for NX.
+// object: numbers for fixed-width values, decimal strings for those a double cannot
+// hold exactly (above 2^53 - 1), hex strings for NX.
 TEST(PacketRendering, RendersEveryFieldAndTheIoElementsAsJson) {
   codecs::avl_record_data a;
   a.timestamp_ms = 1'700'000'000'123;
@@ -33,6 +34,8 @@ TEST(PacketRendering, RendersEveryFieldAndTheIoElementsAsJson) {
           {66, 2, 12345, {}},
           {16, 4, 987654, {}},
           {78, 8, 18446744073709551615ULL, {}},
+          {11, 8, 9007199254740991ULL, {}},
+          {238, 8, 9007199254740992ULL, {}},
           {281, 0, 0, {0xde, 0xad, 0x01}}};
   codecs::avl_record_data b;
   b.timestamp_ms = 1'700'000'001'000;
@@ -45,8 +48,8 @@ TEST(PacketRendering, RendersEveryFieldAndTheIoElementsAsJson) {
   EXPECT_EQ(job.records[0],
             (record_fields{"1700000000123", "2", "-252616688", "546992512", "-5", "359", "12", "88",
                            "239",
-                           R"({"239":1,"66":12345,"16":987654,"78":18446744073709551615,)"
-                           R"("281":"DEAD01"})"}));
+                           R"({"239":1,"66":12345,"16":987654,"78":"18446744073709551615",)"
+                           R"("11":9007199254740991,"238":"9007199254740992","281":"DEAD01"})"}));
   EXPECT_EQ(job.records[1][0], "1700000001000");
   EXPECT_EQ(job.records[1][9], "{}");
 }
