@@ -35,4 +35,10 @@ int wait_for_termination_signal() {
   return wait_for_signal();
 }
 
+bool termination_requested() {
+  const sigset_t set = handled_set();
+  const timespec zero{};
+  return sigtimedwait(&set, nullptr, &zero) > 0;
+}
+
 }  // namespace tgw::infra

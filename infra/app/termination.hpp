@@ -16,4 +16,8 @@ int wait_for_signal();
 /// that have nothing to reload, a hang-up ends them as cleanly as SIGTERM.
 int wait_for_termination_signal();
 
+/// True if SIGINT, SIGTERM or SIGHUP is pending, taking it. For commands that loop on
+/// blocking reads: they poll between reads, at most one read's timeout late.
+bool termination_requested();
+
 }  // namespace tgw::infra

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "infra/app/termination.hpp"
 #include "infra/cli/redis_choice.hpp"
 #include "infra/commands/command_publisher.hpp"
 #include "infra/text/duration.hpp"
@@ -42,17 +43,6 @@ struct send_settings {
   bool queue_if_offline = false;
   int ack_replicas = 0;
 };
-
-// main() blocks SIGINT and SIGTERM in every thread, so they never interrupt a read;
-// the loops poll for them between reads instead (at most one BLOCK period late).
-bool termination_requested() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  const timespec zero{};
-  return sigtimedwait(&set, nullptr, &zero) > 0;
-}
 
 std::unique_ptr<commands::command_publisher> open_publisher(const redis_choice& choice,
                                                             const char* who) {

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "infra/cli/frame_inspector.hpp"
+#include "infra/cli/io_name_options.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
 #include "infra/text/hex.hpp"
 
@@ -24,8 +25,7 @@ struct decode_settings {
   std::string transport = "auto";
   std::size_t max_frame_size = std::size_t{64} * 1024;
   bool pretty = false;
-  bool names = false;
-  std::string model = "fmb";
+  io_name_options io_names;
 };
 
 // Adds the name (and, where the documentation gives a multiplier, unit or sign, the
@@ -98,15 +98,9 @@ int run_decode(const decode_settings& settings) {
                       : settings.transport == "udp" ? transport_hint::udp
                                                     : transport_hint::automatic;
   options.max_frame_size = settings.max_frame_size;
-  std::optional<telemetry::io_dictionary> names;
-  if (settings.names) {
-    std::string error;
-    names = telemetry::io_dictionary::builtin(settings.model, error);
-    if (!names) {
-      std::cerr << "tgw decode: --model: " << error << '\n';
-      return 2;
-    }
-  }
+  int exit_code = 0;
+  auto names = load_io_names(settings.io_names, "tgw decode", exit_code);
+  if (exit_code != 0) return exit_code;
   decoder_output out(settings, options, std::move(names));
   std::size_t index = 0;
 
@@ -159,12 +153,10 @@ void add_decode_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(std::size_t{16}, std::size_t{1} << 24))
       ->capture_default_str();
   cmd->add_flag("--pretty", settings->pretty, "Indent the JSON");
-  cmd->add_flag("--names", settings->names,
-                "Name each IO element the --model table knows (\"name\"), with its physical "
-                "value (\"scaled\") and \"unit\" where Teltonika documents them; ids stay");
-  cmd->add_option("--model", settings->model, "Device family of the IO element names")
-      ->check(CLI::IsMember(telemetry::io_dictionary::models()))
-      ->capture_default_str();
+  add_io_name_options(cmd, settings->io_names,
+                      "Name each IO element the --model table knows (\"name\"), with its "
+                      "physical value (\"scaled\") and \"unit\" where Teltonika documents "
+                      "them; ids stay");
   cmd->callback([settings, &exit_code] { exit_code = run_decode(*settings); });
 }
 

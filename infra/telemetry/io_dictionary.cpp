@@ -1,5 +1,7 @@
 #include "infra/telemetry/io_dictionary.hpp"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "infra/telemetry/io_elements_data.hpp"
@@ -25,7 +27,12 @@ double io_element_info::scaled(std::uint64_t raw, std::uint16_t size) const {
   } else if (is_signed && size == 8) {
     value = static_cast<double>(static_cast<std::int64_t>(raw));
   }
-  return value * multiplier;
+  // Rounded to the multiplier's own decimals, so 12 x 0.1 reads 1.2, not
+  // 1.2000000000000002.
+  const int decimals =
+      multiplier >= 1.0 ? 0 : static_cast<int>(std::lround(-std::log10(multiplier)));
+  const double scale = std::pow(10.0, decimals);
+  return std::round(value * multiplier * scale) / scale;
 }
 
 std::optional<io_dictionary> io_dictionary::builtin(std::string_view model, std::string& error) {

@@ -61,6 +61,8 @@ TEST(IoDictionary, SignedElementsAreSignExtendedFromTheirWireSize) {
   ASSERT_NE(dallas, nullptr);
   EXPECT_DOUBLE_EQ(dallas->scaled(0xFFFFFF9C, 4), -10.0);   // -100 x 0.1 °C
   EXPECT_DOUBLE_EQ(d.find(66)->scaled(0xFFFF, 2), 65.535);  // unsigned
+  // Rounded to the multiplier's decimals: 12 x 0.1 is 1.2 exactly as a double prints.
+  EXPECT_EQ(d.find(182)->scaled(12, 2), 1.2);
 }
 
 TEST(IoDictionary, AnUnknownModelIsAnError) {

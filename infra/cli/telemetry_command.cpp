@@ -1,0 +1,266 @@
+#include "infra/cli/telemetry_command.hpp"
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "codecs/imei.hpp"
+#include "infra/app/termination.hpp"
+#include "infra/cli/io_name_options.hpp"
+#include "infra/cli/redis_choice.hpp"
+#include "infra/json/frame_json.hpp"
+#include "infra/redis/connection.hpp"
+#include "infra/telemetry/io_dictionary.hpp"
+
+namespace tgw::infra {
+namespace {
+
+constexpr const char* stream_key = "telemetry:records";
+
+struct tail_settings {
+  redis_choice redis;
+  std::string imei;
+  std::string from = "now";
+  std::uint64_t count = 0;
+  bool json = false;
+  io_name_options io_names;
+};
+
+using fields = std::map<std::string, std::string>;
+
+std::optional<std::int64_t> integer(const fields& f, const char* key) {
+  const auto it = f.find(key);
+  if (it == f.end()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const std::int64_t v = std::stoll(it->second, &used);
+    if (used == it->second.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::string text(const fields& f, const char* key) {
+  const auto it = f.find(key);
+  return it == f.end() ? "" : it->second;
+}
+
+// The io field as JSON; an entry whose io does not parse keeps it as a string.
+nlohmann::ordered_json io_of(const fields& f) {
+  const std::string raw = text(f, "io");
+  const auto parsed = nlohmann::ordered_json::parse(raw, nullptr, false);
+  return parsed.is_discarded() ? nlohmann::ordered_json(raw) : parsed;
+}
+
+// A named element's value: scaled when the table gives a multiplier or a sign.
+nlohmann::ordered_json named_value(const telemetry::io_element_info& info,
+                                   const nlohmann::ordered_json& raw) {
+  std::optional<std::uint64_t> value;
+  if (raw.is_number_unsigned()) value = raw.get<std::uint64_t>();
+  if (raw.is_number_integer() && raw.get<std::int64_t>() >= 0)
+    value = static_cast<std::uint64_t>(raw.get<std::int64_t>());
+  if (raw.is_string()) {
+    try {
+      value = std::stoull(raw.get<std::string>());
+    } catch (const std::exception&) {
+    }
+  }
+  if (!value || (info.multiplier == 1.0 && !info.is_signed)) return raw;
+  return info.scaled(*value, info.bytes);
+}
+
+nlohmann::ordered_json record_json(const std::string& id, const fields& f,
+                                   const telemetry::io_dictionary* names) {
+  nlohmann::ordered_json j;
+  j["id"] = id;
+  j["imei"] = text(f, "imei");
+  const auto ts = integer(f, "ts");
+  j["ts"] = ts ? nlohmann::ordered_json(*ts) : nlohmann::ordered_json(text(f, "ts"));
+  if (ts && *ts >= 0) j["time"] = iso8601_utc_ms(static_cast<std::uint64_t>(*ts));
+  for (const char* key : {"pri", "alt", "ang", "sat", "spd", "evt"})
+    if (const auto v = integer(f, key)) j[key] = *v;
+  if (const auto lat = integer(f, "lat")) j["lat"] = static_cast<double>(*lat) / 1e7;
+  if (const auto lon = integer(f, "lon")) j["lon"] = static_cast<double>(*lon) / 1e7;
+  nlohmann::ordered_json io = io_of(f);
+  j["io"] = io;
+  if (names != nullptr && io.is_object()) {
+    nlohmann::ordered_json named = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : io.items()) {
+      std::uint16_t element = 0;
+      try {
+        element = static_cast<std::uint16_t>(std::stoul(key));
+      } catch (const std::exception&) {
+        continue;
+      }
+      if (const auto* info = names->find(element)) named[info->name] = named_value(*info, value);
+    }
+    j["io_named"] = std::move(named);
+  }
+  return j;
+}
+
+// One line for a person: time, IMEI, position, motion, then the IO elements.
+std::string record_line(const nlohmann::ordered_json& j, const telemetry::io_dictionary* names) {
+  std::ostringstream out;
+  out << j.value("time", j["ts"].dump()) << ' ' << j["imei"].get<std::string>();
+  if (j.contains("lat") && j.contains("lon"))
+    out << " lat " << j["lat"].dump() << " lon " << j["lon"].dump();
+  if (j.contains("alt")) out << " alt " << j["alt"] << " m";
+  if (j.contains("spd")) out << " speed " << j["spd"] << " km/h";
+  if (j.contains("ang")) out << " angle " << j["ang"];
+  if (j.contains("sat")) out << " sats " << j["sat"];
+  if (j.contains("evt") && j["evt"] != 0) out << " event " << j["evt"];
+  const auto& io = j["io"];
+  if (!io.is_object()) {
+    out << " io " << io.dump();
+    return out.str();
+  }
+  out << " io {";
+  bool first = true;
+  for (const auto& [key, value] : io.items()) {
+    out << (first ? "" : ", ");
+    first = false;
+    const telemetry::io_element_info* info = nullptr;
+    if (names != nullptr) try {
+        info = names->find(static_cast<std::uint16_t>(std::stoul(key)));
+      } catch (const std::exception&) {
+      }
+    if (info == nullptr) {
+      out << key << '=' << (value.is_string() ? value.get<std::string>() : value.dump());
+      continue;
+    }
+    const auto shown = named_value(*info, value);
+    out << info->name << '=' << (shown.is_string() ? shown.get<std::string>() : shown.dump());
+    if (!info->unit.empty()) out << ' ' << info->unit;
+  }
+  out << '}';
+  return out.str();
+}
+
+// "now": the id of the newest entry, so that only records stored from here on show.
+std::optional<std::string> start_id(redis::connection& conn, const std::string& from,
+                                    std::string& error) {
+  if (from == "start") return "0-0";
+  if (from != "now") return from;
+  const auto last = conn.command({"XREVRANGE", stream_key, "+", "-", "COUNT", "1"});
+  if (last.is_error()) {
+    error = last.text;
+    return std::nullopt;
+  }
+  return last.elements.empty() ? "0-0" : last.elements.front().elements.at(0).text;
+}
+
+bool valid_from(const std::string& from) {
+  if (from == "now" || from == "start") return true;
+  const auto dash = from.find('-');
+  const auto digits = [](std::string_view s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (dash == std::string::npos) return digits(from);
+  return digits(std::string_view(from).substr(0, dash)) &&
+         digits(std::string_view(from).substr(dash + 1));
+}
+
+int run_tail(const tail_settings& s) {
+  if (!s.imei.empty()) {
+    codecs::imei parsed;
+    if (codecs::imei::parse(s.imei, parsed) != codecs::errc::ok) {
+      std::cerr << "tgw telemetry tail: --imei '" << s.imei
+                << "' is not an IMEI (15 or 16 digits)\n";
+      return 2;
+    }
+  }
+  if (!valid_from(s.from)) {
+    std::cerr << "tgw telemetry tail: --from '" << s.from
+              << "': expected now, start or a stream entry id (1700000000000-0)\n";
+    return 2;
+  }
+  int exit_code = 0;
+  const auto names = load_io_names(s.io_names, "tgw telemetry tail", exit_code);
+  if (exit_code != 0) return exit_code;
+  std::string error;
+  bool usage = false;
+  const auto where = resolve_redis(s.redis, error, usage);
+  if (!where) {
+    std::cerr << "tgw telemetry tail: " << error << '\n';
+    return usage ? 2 : 1;
+  }
+  // The socket timeout outlasts the BLOCK of each read, or hiredis would give up on a
+  // read the server still holds.
+  redis::connection conn({*where, std::chrono::milliseconds{2000}, std::chrono::milliseconds{4000},
+                          "tgw-telemetry-tail"});
+  if (!conn.ensure_connected(error)) {
+    std::cerr << "tgw telemetry tail: " << error << '\n';
+    return 1;
+  }
+  auto last = start_id(conn, s.from, error);
+  if (!last) {
+    std::cerr << "tgw telemetry tail: cannot read " << stream_key << ": " << error << '\n';
+    return 1;
+  }
+  const telemetry::io_dictionary* table = names ? &*names : nullptr;
+  std::uint64_t shown = 0;
+  while (!termination_requested()) {
+    const auto reply =
+        conn.command({"XREAD", "COUNT", "512", "BLOCK", "1000", "STREAMS", stream_key, *last});
+    if (reply.is_error()) {
+      // A restart or a failover: say so once per failure and try again.
+      std::cerr << "tgw telemetry tail: " << reply.text << "; retrying\n";
+      std::this_thread::sleep_for(std::chrono::seconds{1});
+      continue;
+    }
+    if (reply.elements.empty()) continue;  // BLOCK timed out.
+    for (const auto& entry : reply.elements.front().elements.at(1).elements) {
+      *last = entry.elements.at(0).text;
+      fields f;
+      const auto& kv = entry.elements.at(1).elements;
+      for (std::size_t i = 0; i + 1 < kv.size(); i += 2) f[kv[i].text] = kv[i + 1].text;
+      if (!s.imei.empty() && text(f, "imei") != s.imei) continue;
+      const auto j = record_json(*last, f, table);
+      std::cout << (s.json ? j.dump() : record_line(j, table)) << '\n';
+      if (s.count > 0 && ++shown >= s.count) {
+        std::cout << std::flush;
+        return 0;
+      }
+    }
+    std::cout << std::flush;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_telemetry_command(CLI::App& app, int& exit_code) {
+  CLI::App* telemetry = app.add_subcommand("telemetry", "Read the records the gateways store");
+  telemetry->require_subcommand(1);
+  auto s = std::make_shared<tail_settings>();
+  CLI::App* tail = telemetry->add_subcommand(
+      "tail",
+      "Follow the telemetry stream (telemetry:records): every record stored from now on, of\n"
+      "one IMEI or all, one line each, or JSON lines with --json. Stops on Ctrl-C, or after\n"
+      "--count records. Exit code: 0 done, 1 Redis unreachable, 2 usage error.");
+  add_redis_options(tail, s->redis);
+  tail->add_option("--imei", s->imei, "Only this device's records");
+  tail->add_option("--from", s->from,
+                   "now (records stored from now on), start (the whole stream) or an entry id "
+                   "to read after")
+      ->capture_default_str();
+  tail->add_option("--count", s->count, "Stop after this many records (0: never)")
+      ->capture_default_str();
+  tail->add_flag("--json", s->json,
+                 "One JSON object a record: id, imei, ts, time, lat/lon in degrees, the other "
+                 "fields, io (and io_named with --names)");
+  add_io_name_options(
+      tail, s->io_names,
+      "Name the IO elements the --model table knows, with physical values and units");
+  tail->callback([s, &exit_code] { exit_code = run_tail(*s); });
+}
+
+}  // namespace tgw::infra
