@@ -81,6 +81,9 @@ nlohmann::ordered_json record_json(const std::string& id, const fields& f,
   nlohmann::ordered_json j;
   j["id"] = id;
   j["imei"] = text(f, "imei");
+  // Entries before format 2 carry no v, codec or gen.
+  for (const char* key : {"v", "codec", "gen"})
+    if (f.contains(key)) j[key] = text(f, key);
   const auto ts = integer(f, "ts");
   j["ts"] = ts ? nlohmann::ordered_json(*ts) : nlohmann::ordered_json(text(f, "ts"));
   if (ts && *ts >= 0) j["time"] = iso8601_utc_ms(static_cast<std::uint64_t>(*ts));

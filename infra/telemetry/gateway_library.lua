@@ -18,11 +18,12 @@ end
 
 -- Persists one packet. `a` is the ARGV table and `o` the index of the packet's first
 -- argument (imei); returns the number of records stored, or -1 for a resend.
--- ARGV from o: imei fingerprint n_records, then per record: ts priority lon lat alt
--- angle sats speed event_io io_json. A packet whose fingerprint equals the last
--- accepted one is a resend after a lost ACK: acknowledged again, not stored.
+-- ARGV from o: imei fingerprint n_records codec, then per record: ts priority lon lat
+-- alt angle sats speed event_io io_json generation_type. A packet whose fingerprint
+-- equals the last accepted one is a resend after a lost ACK: acknowledged again, not
+-- stored. Entries carry the format version `v` (docs/TELEMETRY.md).
 local function persist_one(ctx, journal, device, a, o)
-  local imei, fp, count = a[o], a[o + 1], a[o + 2]
+  local imei, fp, count, codec = a[o], a[o + 1], a[o + 2], a[o + 3]
   local n = tonumber(count)
   local seen = redis.call('HMGET', device, 'last_fingerprint', 'records_total')
   if seen[1] == fp then
@@ -31,20 +32,21 @@ local function persist_one(ctx, journal, device, a, o)
     redis.call('HSET', device, 'last_seen_ms', ctx.now)
     return -1
   end
-  local base = o + 2
+  local base = o + 3
   local first_ts, last_ts, newest = nil, nil, nil
   for i = 0, n - 1 do
-    local r = base + i * 10
+    local r = base + i * 11
     local ts = a[r + 1]
     if ctx.trim_telemetry then
-      redis.call('XADD', ctx.stream, 'MAXLEN', '~', ctx.telemetry_maxlen, '*', 'imei', imei,
-                 'ts', ts, 'pri', a[r + 2], 'lon', a[r + 3], 'lat', a[r + 4], 'alt', a[r + 5],
-                 'ang', a[r + 6], 'sat', a[r + 7], 'spd', a[r + 8], 'evt', a[r + 9],
-                 'io', a[r + 10])
+      redis.call('XADD', ctx.stream, 'MAXLEN', '~', ctx.telemetry_maxlen, '*', 'v', '2',
+                 'imei', imei, 'codec', codec, 'ts', ts, 'pri', a[r + 2], 'lon', a[r + 3],
+                 'lat', a[r + 4], 'alt', a[r + 5], 'ang', a[r + 6], 'sat', a[r + 7],
+                 'spd', a[r + 8], 'evt', a[r + 9], 'io', a[r + 10], 'gen', a[r + 11])
     else
-      redis.call('XADD', ctx.stream, '*', 'imei', imei, 'ts', ts, 'pri', a[r + 2],
-                 'lon', a[r + 3], 'lat', a[r + 4], 'alt', a[r + 5], 'ang', a[r + 6],
-                 'sat', a[r + 7], 'spd', a[r + 8], 'evt', a[r + 9], 'io', a[r + 10])
+      redis.call('XADD', ctx.stream, '*', 'v', '2', 'imei', imei, 'codec', codec, 'ts', ts,
+                 'pri', a[r + 2], 'lon', a[r + 3], 'lat', a[r + 4], 'alt', a[r + 5],
+                 'ang', a[r + 6], 'sat', a[r + 7], 'spd', a[r + 8], 'evt', a[r + 9],
+                 'io', a[r + 10], 'gen', a[r + 11])
     end
     if first_ts == nil then first_ts = ts end
     last_ts = ts
@@ -94,7 +96,7 @@ local function persist_batch(keys, args)
     local kind = args[o]
     if kind == 'P' then
       out[#out + 1] = persist_one(ctx, keys[k], keys[k + 1], args, o + 1)
-      o = o + 4 + tonumber(args[o + 3]) * 10
+      o = o + 5 + tonumber(args[o + 3]) * 11
     elseif kind == 'E' then
       out[#out + 1] = append_one(ctx, keys[k], keys[k + 1], args, o + 1)
       o = o + 5 + tonumber(args[o + 4]) * 2

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "codecs/codec_id.hpp"
 #include "infra/text/hex.hpp"
 
 namespace tgw::infra::telemetry {
@@ -69,14 +70,16 @@ packet_job render_packet(const std::string& imei, const codecs::avl_packet& pack
   packet_job job;
   job.imei = imei;
   job.fingerprint = fingerprint(frame);
+  job.codec = std::string(codecs::codec_name(packet.codec));
+  const bool has_generation = packet.codec == static_cast<std::uint8_t>(codecs::codec_id::codec16);
   job.records.reserve(packet.records.size());
   for (const codecs::avl_record& r : packet.records) {
     std::string io = io_json(packet, r);
-    job.records.push_back({std::to_string(r.timestamp_ms), std::to_string(r.priority),
-                           std::to_string(r.longitude), std::to_string(r.latitude),
-                           std::to_string(r.altitude), std::to_string(r.angle),
-                           std::to_string(r.satellites), std::to_string(r.speed),
-                           std::to_string(r.event_io_id), std::move(io)});
+    job.records.push_back(
+        {std::to_string(r.timestamp_ms), std::to_string(r.priority), std::to_string(r.longitude),
+         std::to_string(r.latitude), std::to_string(r.altitude), std::to_string(r.angle),
+         std::to_string(r.satellites), std::to_string(r.speed), std::to_string(r.event_io_id),
+         std::move(io), has_generation ? std::to_string(r.generation_type) : std::string()});
   }
   return job;
 }

@@ -14,7 +14,8 @@ constexpr std::size_t ops_per_call = 64;
 
 /// Arguments an op adds after the keys: see tgw_persist_batch in gateway_library.lua.
 std::size_t op_args(const write_op& op) {
-  return op.is_packet ? 4 + 10 * op.packet.records.size() : 5 + 2 * op.event.fields.size();
+  return op.is_packet ? 5 + std::tuple_size_v<record_fields> * op.packet.records.size()
+                      : 5 + 2 * op.event.fields.size();
 }
 
 /// Writes FCALL tgw_persist_batch for ops[first, last) straight into the wire protocol:
@@ -45,6 +46,7 @@ void write_batch_command(redis::resp_writer& out, const std::vector<write_op>& o
       out.arg(p.imei);
       out.arg(p.fingerprint);
       out.arg(static_cast<std::int64_t>(p.records.size()));
+      out.arg(p.codec);
       for (const record_fields& r : p.records)
         for (const std::string& f : r) out.arg(f);
     } else {

@@ -9,8 +9,12 @@
 namespace tgw::infra::telemetry {
 
 /// One record rendered as the fields of its telemetry stream entry, in this order:
-/// ts, pri, lon, lat, alt, ang, sat, spd, evt, io (IO elements as a JSON object).
-using record_fields = std::array<std::string, 10>;
+/// ts, pri, lon, lat, alt, ang, sat, spd, evt, io (IO elements as a JSON object), gen
+/// (the Codec 16 generation type; empty for other codecs).
+using record_fields = std::array<std::string, 11>;
+
+/// The version of the telemetry stream entry, its `v` field (docs/TELEMETRY.md).
+inline constexpr const char* telemetry_format_version = "2";
 
 /// A decoded AVL packet ready to persist. `fingerprint` identifies the exact bytes,
 /// so a resend after a lost ACK is recognised.
@@ -18,6 +22,7 @@ struct packet_job {
   std::string imei;
   std::string fingerprint;
   std::vector<record_fields> records;
+  std::string codec;  ///< "8", "8E" or "16", as codecs::codec_name writes it.
 };
 
 /// A journal event of one device. `online` is 1 or 0 to update the projection's

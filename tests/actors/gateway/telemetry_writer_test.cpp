@@ -49,7 +49,8 @@ struct heard {
 };
 
 packet_job packet(const std::string& fingerprint, std::size_t records) {
-  return {"356307042441013", fingerprint, std::vector<infra::telemetry::record_fields>(records)};
+  return {"356307042441013", fingerprint, std::vector<infra::telemetry::record_fields>(records),
+          "8E"};
 }
 
 /// Sends, on (go_atom), three packets, a plain event and an event as a request, as a

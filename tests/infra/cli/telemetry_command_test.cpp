@@ -28,8 +28,12 @@ class TelemetryTail : public ::testing::Test {
         .command({"XADD",
                   "telemetry:records",
                   "*",
+                  "v",
+                  "2",
                   "imei",
                   imei,
+                  "codec",
+                  "8E",
                   "ts",
                   std::to_string(ts),
                   "pri",
@@ -49,7 +53,9 @@ class TelemetryTail : public ::testing::Test {
                   "evt",
                   "239",
                   "io",
-                  io})
+                  io,
+                  "gen",
+                  ""})
         .text;
   }
   std::string tail(const std::string& args) {
@@ -82,6 +88,8 @@ TEST_F(TelemetryTail, FromTheStartOneDevicesRecordsInOrderAsJson) {
   EXPECT_DOUBLE_EQ(records[0]["lon"].get<double>(), 25.2616688);
   EXPECT_EQ(records[0]["spd"], 41);
   EXPECT_EQ(records[0]["io"]["66"], 12345);
+  EXPECT_EQ(records[0]["v"], "2");
+  EXPECT_EQ(records[0]["codec"], "8E");
   EXPECT_EQ(records[1]["ts"], 1'700'000'001'000);
   // A value above 2^53 stays a string, exactly.
   EXPECT_EQ(records[1]["io"]["78"], "18446744073709551615");

@@ -49,9 +49,31 @@ TEST(PacketRendering, RendersEveryFieldAndTheIoElementsAsJson) {
             (record_fields{"1700000000123", "2", "-252616688", "546992512", "-5", "359", "12", "88",
                            "239",
                            R"({"239":1,"66":12345,"16":987654,"78":"18446744073709551615",)"
-                           R"("11":9007199254740991,"238":"9007199254740992","281":"DEAD01"})"}));
+                           R"("11":9007199254740991,"238":"9007199254740992","281":"DEAD01"})",
+                           ""}));
+  EXPECT_EQ(job.codec, "8E");
   EXPECT_EQ(job.records[1][0], "1700000001000");
   EXPECT_EQ(job.records[1][9], "{}");
+}
+
+// Codec 16 records carry their generation type; the packet names its codec.
+TEST(PacketRendering, Codec16RecordsKeepTheirGenerationType) {
+  codecs::avl_record_data a;
+  a.timestamp_ms = 1'700'000'000'000;
+  a.generation_type = 5;
+  a.io = {{239, 1, 1, {}}};
+  codecs::avl_record_data b = a;
+  b.generation_type = 7;
+  std::vector<std::uint8_t> frame;
+  const std::vector<codecs::avl_record_data> records = {a, b};
+  ASSERT_EQ(codecs::encode_avl_frame(codecs::codec_id::codec16, records, frame), codecs::errc::ok);
+  codecs::avl_packet packet;
+  ASSERT_TRUE(codecs::decode_avl_frame(frame, packet, codecs::crc_policy::strict).ok());
+  const packet_job job = render_packet("356307042441013", packet, frame);
+  EXPECT_EQ(job.codec, "16");
+  ASSERT_EQ(job.records.size(), 2U);
+  EXPECT_EQ(job.records[0][10], "5");
+  EXPECT_EQ(job.records[1][10], "7");
 }
 
 TEST(PacketRendering, TheFingerprintIsTheFramesFnv1a64InHex) {

@@ -33,7 +33,7 @@ write_op event(const std::string& imei, const std::string& type, int online,
 
 write_op packet(const std::string& imei, const std::string& fp, std::vector<record_fields> r) {
   write_op op;
-  op.packet = {imei, fp, std::move(r)};
+  op.packet = {imei, fp, std::move(r), "8E"};
   return op;
 }
 
