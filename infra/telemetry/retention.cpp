@@ -1,0 +1,89 @@
+#include "infra/telemetry/retention.hpp"
+
+#include <charconv>
+#include <utility>
+
+namespace tgw::infra::telemetry {
+namespace {
+
+std::pair<std::uint64_t, std::uint64_t> parse_id(const std::string& id) {
+  std::uint64_t ms = 0;
+  std::uint64_t seq = 0;
+  const auto dash = id.find('-');
+  std::from_chars(id.data(), id.data() + (dash == std::string::npos ? id.size() : dash), ms);
+  if (dash != std::string::npos) std::from_chars(id.data() + dash + 1, id.data() + id.size(), seq);
+  return {ms, seq};
+}
+
+// The id right after `id`: entries below it are the ones up to `id` itself.
+std::string next_id(const std::string& id) {
+  const auto [ms, seq] = parse_id(id);
+  return std::to_string(ms) + "-" + std::to_string(seq + 1);
+}
+
+// A field of an XINFO reply, which is a flat array of name, value pairs.
+const redis::value* field(const redis::value& map, const char* name) {
+  for (std::size_t i = 0; i + 1 < map.elements.size(); i += 2)
+    if (map.elements[i].text == name) return &map.elements[i + 1];
+  return nullptr;
+}
+
+}  // namespace
+
+bool stream_id_less(const std::string& a, const std::string& b) {
+  return parse_id(a) < parse_id(b);
+}
+
+std::optional<retention_view> read_retention(redis::connection& conn, const std::string& stream,
+                                             std::string& error) {
+  retention_view view;
+  const auto length = conn.command({"XLEN", stream});
+  if (length.is_error()) {
+    error = length.text;
+    return std::nullopt;
+  }
+  view.length = length.integer;
+  if (view.length == 0) return view;
+  const auto groups = conn.command({"XINFO", "GROUPS", stream});
+  if (groups.is_error()) {
+    error = groups.text;
+    return std::nullopt;
+  }
+  for (const auto& g : groups.elements) {
+    group_progress p;
+    if (const auto* v = field(g, "name")) p.name = v->text;
+    if (const auto* v = field(g, "pending")) p.pending = v->integer;
+    const auto* lag = field(g, "lag");
+    p.lag_entries = lag != nullptr && lag->is_integer() ? lag->integer : -1;
+    const auto* delivered = field(g, "last-delivered-id");
+    const std::string last = delivered != nullptr ? delivered->text : "0-0";
+    p.oldest_needed = next_id(last);
+    if (p.pending > 0) {
+      const auto summary = conn.command({"XPENDING", stream, p.name});
+      if (summary.is_error() || summary.elements.size() < 2) {
+        error = summary.is_error() ? summary.text : "unexpected XPENDING reply";
+        return std::nullopt;
+      }
+      p.oldest_needed = summary.elements[1].text;
+    }
+    view.groups.push_back(std::move(p));
+  }
+  for (const auto& g : view.groups)
+    if (!view.trim_below || stream_id_less(g.oldest_needed, *view.trim_below))
+      view.trim_below = g.oldest_needed;
+  return view;
+}
+
+std::optional<std::int64_t> trim_acknowledged(redis::connection& conn, const std::string& stream,
+                                              const retention_view& view, std::string& error) {
+  if (!view.trim_below) return 0;
+  // Exact, not `~`: the bound is a promise that nothing at or above it goes.
+  const auto removed = conn.command({"XTRIM", stream, "MINID", *view.trim_below});
+  if (removed.is_error()) {
+    error = removed.text;
+    return std::nullopt;
+  }
+  return removed.integer;
+}
+
+}  // namespace tgw::infra::telemetry

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "infra/redis/connection.hpp"
+
+namespace tgw::infra::telemetry {
+
+/// One consumer group's progress on the telemetry stream.
+struct group_progress {
+  std::string name;
+  /// Entries not yet delivered to the group (Redis' own `lag`; -1 when Redis cannot
+  /// tell, after a trim below what the group read).
+  std::int64_t lag_entries = 0;
+  /// Entries delivered and not acknowledged.
+  std::int64_t pending = 0;
+  /// The oldest entry the group still needs: its oldest pending entry, or the first
+  /// after the last it was delivered. Entries below it are acknowledged.
+  std::string oldest_needed;
+};
+
+/// The stream's consumer groups and where the stream may be trimmed.
+struct retention_view {
+  std::vector<group_progress> groups;
+  std::int64_t length = 0;
+  /// XTRIM MINID bound that keeps every entry some group has not acknowledged; nullopt
+  /// when nothing may be trimmed (no group at all: no one has said what it has read).
+  std::optional<std::string> trim_below;
+};
+
+/// Reads the groups of `stream` (XINFO GROUPS, XPENDING). nullopt with `error` set
+/// when Redis refuses.
+std::optional<retention_view> read_retention(redis::connection& conn, const std::string& stream,
+                                             std::string& error);
+
+/// Trims `stream` below what every group has acknowledged (XTRIM MINID, exact).
+/// Returns the entries removed, or nullopt with `error` set.
+std::optional<std::int64_t> trim_acknowledged(redis::connection& conn, const std::string& stream,
+                                              const retention_view& view, std::string& error);
+
+/// Smaller of two stream ids ("ms-seq").
+[[nodiscard]] bool stream_id_less(const std::string& a, const std::string& b);
+
+}  // namespace tgw::infra::telemetry
