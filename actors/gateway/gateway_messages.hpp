@@ -27,6 +27,8 @@ using event_atom = caf::atom_constant<caf::atom("event")>;
 using ingest_atom = caf::atom_constant<caf::atom("ingest")>;
 /// (persisted_atom, write_outcome): the writer's answer to an ingest_atom message.
 using persisted_atom = caf::atom_constant<caf::atom("persisted")>;
+/// (retain_atom): the retention actor's timer.
+using retain_atom = caf::atom_constant<caf::atom("retain")>;
 /// (revoke_atom): the allowlist changed; a session whose device it no longer admits
 /// disconnects it.
 using revoke_atom = caf::atom_constant<caf::atom("revoke")>;

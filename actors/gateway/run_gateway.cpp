@@ -18,6 +18,7 @@
 #include "actors/commands/session_directory.hpp"
 #include "actors/gateway/allowlist_keeper.hpp"
 #include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/retention_actor.hpp"
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
 #include "actors/gateway/udp_ingest.hpp"
@@ -104,7 +105,8 @@ infra::net::address_limit_settings address_limit_settings(const infra::serve_opt
 // What the device listeners count, summed over the plain and the TLS port.
 infra::metrics::live_gauges live_gauges(std::vector<const infra::net::tcp_server*> servers,
                                         std::shared_ptr<infra::net::tls_context_source> tls,
-                                        std::shared_ptr<infra::net::address_limits> limits) {
+                                        std::shared_ptr<infra::net::address_limits> limits,
+                                        std::shared_ptr<retention_status> retention) {
   auto sum = [servers](auto field) {
     double total = 0;
     for (const auto* s : servers) total += static_cast<double>((s->counters().*field).load());
@@ -141,6 +143,29 @@ infra::metrics::live_gauges live_gauges(std::vector<const infra::net::tcp_server
   g.handshakes_in_progress = [limits] {
     return static_cast<double>(limits->handshakes_in_progress());
   };
+  g.telemetry_stream_length = [retention] { return static_cast<double>(retention->view().length); };
+  g.telemetry_trimmed = [retention] { return static_cast<double>(retention->trimmed_total()); };
+  auto per_group = [retention](auto value) {
+    return [retention, value] {
+      infra::metrics::live_gauges::labelled out;
+      for (const auto& group : retention->view().groups) out.emplace_back(group.name, value(group));
+      return out;
+    };
+  };
+  g.consumer_lag_entries = per_group(
+      [](const infra::telemetry::group_progress& p) { return static_cast<double>(p.lag_entries); });
+  g.consumer_pending_entries = per_group(
+      [](const infra::telemetry::group_progress& p) { return static_cast<double>(p.pending); });
+  g.consumer_lag_seconds = per_group([](const infra::telemetry::group_progress& p) {
+    if (p.lag_entries == 0 && p.pending == 0) return 0.0;
+    // Stream ids start with the ms the entry was stored at.
+    const double stored_ms = std::strtod(p.oldest_needed.c_str(), nullptr);
+    const double now_ms =
+        static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
+    return std::max(0.0, (now_ms - stored_ms) / 1000.0);
+  });
   return g;
 }
 
@@ -364,6 +389,16 @@ int run_gateway(const infra::serve_options& o) {
       commands::command_responder, responder_settings, responder_store, counters));
   commands::reader_config reader_settings;
   reader_settings.journal_maxlen = o.journal_maxlen;
+  // Telemetry retention: every instance watches the consumer groups (lag metrics) and,
+  // with --telemetry-retention groups, trims what they all acknowledged.
+  auto retention = std::make_shared<retention_status>();
+  actors.add(system.spawn<caf::detached>(
+      retention_actor,
+      retention_config{o.telemetry_retention == "groups",
+                       std::chrono::milliseconds{o.telemetry_retention_interval_ms}},
+      std::make_shared<infra::redis::connection>(infra::redis::connection::options{
+          where, 2000ms, 5000ms, "tgw-" + instance + "-retention"}),
+      retention));
   auto reader_handle = actors.add(system.spawn<caf::detached>(
       commands::command_reader, reader_settings, make_command_store("reader", 3000ms),
       std::shared_ptr<const commands::session_directory>(directory), counters));
@@ -473,7 +508,7 @@ int run_gateway(const infra::serve_options& o) {
   if (!o.metrics_addr.empty()) {
     try {
       metrics = std::make_unique<infra::metrics::metrics_endpoint>(
-          o.metrics_addr, counters, live_gauges(servers, tls, address_limits), instance,
+          o.metrics_addr, counters, live_gauges(servers, tls, address_limits, retention), instance,
           [counters, ttl = std::chrono::seconds{o.heartbeat_ttl_s}] {
             return not_ready_because(*counters, ttl);
           });

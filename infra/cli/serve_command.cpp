@@ -161,9 +161,22 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--telemetry-maxlen", o->telemetry_maxlen,
-                  "Trim the telemetry stream to about this many entries (0: never trim)")
+                  "Also trim the telemetry stream to about this many entries, read or not: "
+                  "a cap that drops unread records (0: no cap)")
       ->envname("TGW_TELEMETRY_MAXLEN")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--telemetry-retention", o->telemetry_retention,
+                  "groups: trim telemetry:records below what every consumer group has "
+                  "acknowledged (nothing while there is no group); off: never trim by groups "
+                  "(docs/TELEMETRY.md)")
+      ->envname("TGW_TELEMETRY_RETENTION")
+      ->check(CLI::IsMember({"groups", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--telemetry-retention-interval-ms", o->telemetry_retention_interval_ms,
+                  "How often the consumer groups are read and the stream trimmed")
+      ->envname("TGW_TELEMETRY_RETENTION_INTERVAL_MS")
+      ->check(CLI::Range(100, 3'600'000))
       ->capture_default_str();
   cmd->add_option("--ack-replicas", o->ack_replicas,
                   "ACK a packet only after WAIT confirms its batch on this many replicas; a "

@@ -52,6 +52,10 @@ struct serve_options {
   std::size_t max_frames_in_flight = 4;
   std::int64_t journal_maxlen = 1000;
   std::int64_t telemetry_maxlen = 0;
+  /// "groups": trim the telemetry stream below what every consumer group acknowledged;
+  /// "off": never (the groups are still watched for the lag metrics).
+  std::string telemetry_retention = "groups";
+  int telemetry_retention_interval_ms = 10'000;
   int ack_replicas = 0;  ///< 0: ACK on the master's word alone.
   int ack_replicas_timeout_ms = 1000;
   int drain_timeout_ms = 5000;

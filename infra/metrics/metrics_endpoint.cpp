@@ -245,6 +245,39 @@ class counters_collector final : public prometheus::Collectable {
       gauge("teltonika_handshakes_in_progress",
             "Connections still in their handshake (PROXY, TLS, IMEI), over limited addresses",
             g_.handshakes_in_progress());
+    auto labelled_gauge = [&](const char* name, const char* help,
+                              const live_gauges::labelled& samples, const char* label_name) {
+      prometheus::MetricFamily f{name, help, prometheus::MetricType::Gauge, {}};
+      for (const auto& [label, value] : samples) {
+        prometheus::ClientMetric m;
+        m.label.push_back({"instance_id", instance_});
+        m.label.push_back({label_name, label});
+        m.gauge.value = value;
+        f.metric.push_back(std::move(m));
+      }
+      out.push_back(std::move(f));
+    };
+    if (g_.telemetry_stream_length)
+      gauge("teltonika_telemetry_stream_entries",
+            "Entries in telemetry:records at the last retention pass",
+            g_.telemetry_stream_length());
+    if (g_.telemetry_trimmed)
+      counter("teltonika_telemetry_trimmed_total",
+              "Telemetry entries this instance trimmed after every consumer group acknowledged "
+              "them",
+              {{"", g_.telemetry_trimmed()}}, nullptr);
+    if (g_.consumer_lag_entries)
+      labelled_gauge("teltonika_telemetry_consumer_lag_entries",
+                     "Telemetry entries not yet delivered to the consumer group",
+                     g_.consumer_lag_entries(), "group");
+    if (g_.consumer_pending_entries)
+      labelled_gauge("teltonika_telemetry_consumer_pending_entries",
+                     "Telemetry entries delivered to the group and not acknowledged",
+                     g_.consumer_pending_entries(), "group");
+    if (g_.consumer_lag_seconds)
+      labelled_gauge("teltonika_telemetry_consumer_lag_seconds",
+                     "Age of the oldest telemetry entry the group has not acknowledged (0: none)",
+                     g_.consumer_lag_seconds(), "group");
     counter("teltonika_allowlist_disconnects_total",
             "Devices disconnected because a reloaded allowlist no longer admits them",
             {{"", v(c_->allowlist_disconnects)}}, nullptr);
