@@ -68,7 +68,10 @@ const BIO_METHOD* socket_method() {
 }  // namespace
 
 tls_channel::tls_channel(const tls_server_context& context, int fd)
-    : socket_{fd, false}, ssl_(SSL_new(context.native())) {
+    : tls_channel(context.native(), fd, role::server) {}
+
+tls_channel::tls_channel(ssl_ctx_st* context, int fd, role side)
+    : socket_{fd, false}, ssl_(SSL_new(context)) {
   BIO* bio = ssl_ != nullptr ? BIO_new(socket_method()) : nullptr;
   if (bio == nullptr) {
     SSL_free(ssl_);
@@ -76,7 +79,10 @@ tls_channel::tls_channel(const tls_server_context& context, int fd)
   }
   BIO_set_data(bio, &socket_);
   SSL_set_bio(ssl_, bio, bio);  // The SSL owns the BIO from here.
-  SSL_set_accept_state(ssl_);
+  if (side == role::server)
+    SSL_set_accept_state(ssl_);
+  else
+    SSL_set_connect_state(ssl_);
 }
 
 tls_channel::~tls_channel() {

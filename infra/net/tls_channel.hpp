@@ -38,9 +38,14 @@ struct tls_result {
 /// Not thread-safe; a connection calls it from its own io thread only.
 class tls_channel {
  public:
+  enum class role : std::uint8_t { server, client };
+
   /// Keeps a reference to `context` (OpenSSL counts it), so a reload does not pull
   /// it from under an open session.
   tls_channel(const tls_server_context& context, int fd);
+  /// A session of either side on a context configured elsewhere (the simulator's
+  /// client context).
+  tls_channel(ssl_ctx_st* context, int fd, role side);
   ~tls_channel();
   tls_channel(const tls_channel&) = delete;
   tls_channel& operator=(const tls_channel&) = delete;

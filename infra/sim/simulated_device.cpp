@@ -16,21 +16,6 @@
 
 namespace tgw::infra::sim {
 
-template <class Buffers, class Handler>
-void simulated_device::async_read_some(const Buffers& b, Handler&& h) {
-  if (tls_)
-    tls_->async_read_some(b, std::forward<Handler>(h));
-  else
-    tcp_.async_read_some(b, std::forward<Handler>(h));
-}
-
-template <class Buffers, class Handler>
-void simulated_device::async_write_all(const Buffers& b, Handler&& h) {
-  if (tls_)
-    net::asio::async_write(*tls_, b, std::forward<Handler>(h));
-  else
-    net::asio::async_write(tcp_, b, std::forward<Handler>(h));
-}
 namespace {
 
 using boost::system::error_code;
@@ -199,27 +184,49 @@ void simulated_device::on_connect(std::uint32_t seq, const error_code& ec) {
   error_code ignored;
   tcp_.set_option(net::tcp::no_delay(true), ignored);
   if (env_.tls != nullptr) {
-    retired_tls_ = std::move(tls_);
-    tls_ = std::make_unique<tls_stream>(tcp_, *env_.tls);
-    tls_->async_handshake(net::asio::ssl::stream_base::client,
-                          [this, seq](const error_code& e) { on_tls_handshake(seq, e); });
+    tls_ = std::make_unique<net::tls_channel>(env_.tls->native_handle(), tcp_.native_handle(),
+                                              net::tls_channel::role::client);
+    continue_tls_handshake(seq);
     return;
   }
   begin_session();
 }
 
-void simulated_device::on_tls_handshake(std::uint32_t seq, const error_code& ec) {
+void simulated_device::continue_tls_handshake(std::uint32_t seq) {
   if (seq != conn_seq_ || phase_ != phase::connecting) return;
-  if (ec) {
-    // Said once at warn: a fleet pointed at a plain port fails every handshake alike.
-    static std::atomic<bool> told{false};
-    if (!told.exchange(true))
-      spdlog::warn("device {}: TLS handshake failed: {} (counted as a connect failure)",
-                   imei_.str(), ec.message());
-    connect_failed(ec);
-    return;
+  std::string error;
+  const net::tls_result r = tls_->handshake(error);
+  switch (r.status) {
+    case net::tls_status::done:
+      begin_session();
+      return;
+    case net::tls_status::want_read:
+    case net::tls_status::want_write:
+      tcp_.async_wait(
+          r.status == net::tls_status::want_read ? tcp_socket::wait_read : tcp_socket::wait_write,
+          [this, seq](const error_code& ec) {
+            if (seq != conn_seq_) return;
+            if (ec) {
+              connect_failed(ec);
+              return;
+            }
+            continue_tls_handshake(seq);
+          });
+      return;
+    case net::tls_status::closed:
+    case net::tls_status::failed:
+      tls_failed(error.empty() ? "the gateway closed the connection" : error);
+      return;
   }
-  begin_session();
+}
+
+void simulated_device::tls_failed(const std::string& why) {
+  // Said once at warn: a fleet pointed at a plain port fails every handshake alike.
+  static std::atomic<bool> told{false};
+  if (!told.exchange(true))
+    spdlog::warn("device {}: TLS handshake failed: {} (counted as a connect failure)", imei_.str(),
+                 why);
+  connect_failed(net::asio::error::connection_aborted);
 }
 
 // The connection is up (TLS included): count it and send the IMEI.
@@ -244,6 +251,7 @@ void simulated_device::connect_failed(const error_code& ec) {
 
 void simulated_device::close_socket() {
   error_code ignored;
+  tls_.reset();
   if (tcp_.is_open()) tcp_.close(ignored);
   if (udp_.is_open()) udp_.close(ignored);
   ++conn_seq_;
@@ -315,9 +323,45 @@ void simulated_device::start_read() {
     }
     rx_.resize(std::max(initial_rx, rx_.size() * 2));
   }
-  async_read_some(
+  if (tls_) {
+    tls_read(conn_seq_);
+    return;
+  }
+  tcp_.async_read_some(
       net::asio::buffer(rx_.data() + rx_end_, rx_.size() - rx_end_),
       [this, seq = conn_seq_](const error_code& ec, std::size_t n) { on_read(seq, ec, n); });
+}
+
+// Reads what OpenSSL has or the socket brings; the result goes to on_read, posted, as
+// an Asio read's would be.
+void simulated_device::tls_read(std::uint32_t seq) {
+  if (seq != conn_seq_ || !tls_) return;
+  std::string error;
+  const net::tls_result r =
+      tls_->read(std::span(rx_.data() + rx_end_, rx_.size() - rx_end_), error);
+  switch (r.status) {
+    case net::tls_status::done:
+      net::asio::post(executor_, [this, seq, n = r.bytes] { on_read(seq, {}, n); });
+      return;
+    case net::tls_status::want_read:
+    case net::tls_status::want_write:
+      if (r.status == net::tls_status::want_read) tls_->release_buffers();
+      tcp_.async_wait(
+          r.status == net::tls_status::want_read ? tcp_socket::wait_read : tcp_socket::wait_write,
+          [this, seq](const error_code& ec) {
+            if (seq != conn_seq_) return;
+            if (ec)
+              on_read(seq, ec, 0);
+            else
+              tls_read(seq);
+          });
+      return;
+    case net::tls_status::closed:
+    case net::tls_status::failed:
+      net::asio::post(executor_,
+                      [this, seq] { on_read(seq, net::asio::error::connection_reset, 0); });
+      return;
+  }
 }
 
 void simulated_device::on_read(std::uint32_t seq, const error_code& ec, std::size_t n) {
@@ -607,8 +651,7 @@ void simulated_device::flush() {
     writing_.swap(control_);
     control_.clear();
     write_in_progress_ = true;
-    async_write_all(net::asio::buffer(writing_),
-                    [this, seq](const error_code& ec, std::size_t) { on_written(seq, ec); });
+    write_bytes(seq, writing_);
     return;
   }
   if (!frame_queued_ || phase_ != phase::ready) return;
@@ -631,9 +674,47 @@ void simulated_device::flush() {
   arm_timer(timer_purpose::ack, env_.options.ack_timeout);
   const auto done = [this, seq](const error_code& ec, std::size_t) { on_written(seq, ec); };
   if (tcp())
-    async_write_all(net::asio::buffer(frame_), done);
+    write_bytes(seq, frame_);
   else
     udp_.async_send(net::asio::buffer(frame_), done);
+}
+
+// The buffer (writing_ or frame_) is left alone while write_in_progress_ holds.
+void simulated_device::write_bytes(std::uint32_t seq, std::span<const std::uint8_t> bytes) {
+  if (tls_) {
+    tls_write(seq, bytes);
+    return;
+  }
+  net::asio::async_write(tcp_, net::asio::buffer(bytes.data(), bytes.size()),
+                         [this, seq](const error_code& ec, std::size_t) { on_written(seq, ec); });
+}
+
+// OpenSSL takes all the bytes or asks to be called again with the same ones.
+void simulated_device::tls_write(std::uint32_t seq, std::span<const std::uint8_t> bytes) {
+  std::string error;
+  const net::tls_result r = tls_ ? tls_->write(bytes, error) : net::tls_result{};
+  switch (r.status) {
+    case net::tls_status::done:
+      net::asio::post(executor_, [this, seq] { on_written(seq, {}); });
+      return;
+    case net::tls_status::want_read:
+    case net::tls_status::want_write:
+      tcp_.async_wait(
+          r.status == net::tls_status::want_write ? tcp_socket::wait_write : tcp_socket::wait_read,
+          [this, seq, bytes](const error_code& ec) {
+            if (seq != conn_seq_ || ec) {
+              on_written(seq, ec ? ec : net::asio::error::operation_aborted);
+              return;
+            }
+            tls_write(seq, bytes);
+          });
+      return;
+    case net::tls_status::closed:
+    case net::tls_status::failed:
+      net::asio::post(executor_,
+                      [this, seq] { on_written(seq, net::asio::error::connection_reset); });
+      return;
+  }
 }
 
 void simulated_device::on_written(std::uint32_t seq, const error_code& ec) {

@@ -10,6 +10,7 @@
 #include "codecs/imei.hpp"
 #include "infra/net/asio.hpp"
 #include "infra/net/asio_ssl.hpp"
+#include "infra/net/tls_channel.hpp"
 #include "infra/sim/acked_log.hpp"
 #include "infra/sim/fleet_options.hpp"
 #include "infra/sim/fleet_stats.hpp"
@@ -73,13 +74,12 @@ class simulated_device {
   using udp_socket = net::asio::basic_datagram_socket<net::udp, executor_type>;
   using timer_type = net::asio::basic_waitable_timer<
       std::chrono::steady_clock, net::asio::wait_traits<std::chrono::steady_clock>, executor_type>;
-  using tls_stream = net::asio::ssl::stream<tcp_socket&>;
-
-  /// Reads into / writes from the connection, through TLS when there is a session.
-  template <class Buffers, class Handler>
-  void async_read_some(const Buffers& b, Handler&& h);
-  template <class Buffers, class Handler>
-  void async_write_all(const Buffers& b, Handler&& h);
+  // TLS over the device's socket, driven like the gateway's (infra/net/tls_channel):
+  // each call tries OpenSSL first and waits for the socket only when it asks to.
+  void continue_tls_handshake(std::uint32_t seq);
+  void tls_read(std::uint32_t seq);
+  void tls_write(std::uint32_t seq, std::span<const std::uint8_t> bytes);
+  void write_bytes(std::uint32_t seq, std::span<const std::uint8_t> bytes);
 
   void arm_timer(timer_purpose purpose, std::chrono::milliseconds delay);
   void cancel_timer();
@@ -88,7 +88,7 @@ class simulated_device {
   void open_connection();
   void open_udp();
   void on_connect(std::uint32_t seq, const boost::system::error_code& ec);
-  void on_tls_handshake(std::uint32_t seq, const boost::system::error_code& ec);
+  void tls_failed(const std::string& why);
   void begin_session();
   void connect_failed(const boost::system::error_code& ec);
   void close_socket();
@@ -121,10 +121,9 @@ class simulated_device {
   executor_type executor_;
   tcp_socket tcp_;
   udp_socket udp_;
-  /// The TLS session of the current connection. The previous one is kept one more
-  /// connection: handlers of its aborted operations may still refer to it.
-  std::unique_ptr<tls_stream> tls_;
-  std::unique_ptr<tls_stream> retired_tls_;
+  /// The TLS session of the current connection (--tls); null for plain TCP. Handlers
+  /// of an old connection check conn_seq_ before they touch it.
+  std::unique_ptr<net::tls_channel> tls_;
   timer_type timer_;
   timer_type reply_timer_;
 
