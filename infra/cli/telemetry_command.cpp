@@ -18,6 +18,7 @@
 #include "infra/json/frame_json.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
+#include "infra/telemetry/named_io.hpp"
 
 namespace tgw::infra {
 namespace {
@@ -59,23 +60,6 @@ nlohmann::ordered_json io_of(const fields& f) {
   return parsed.is_discarded() ? nlohmann::ordered_json(raw) : parsed;
 }
 
-// A named element's value: scaled when the table gives a multiplier or a sign.
-nlohmann::ordered_json named_value(const telemetry::io_element_info& info,
-                                   const nlohmann::ordered_json& raw) {
-  std::optional<std::uint64_t> value;
-  if (raw.is_number_unsigned()) value = raw.get<std::uint64_t>();
-  if (raw.is_number_integer() && raw.get<std::int64_t>() >= 0)
-    value = static_cast<std::uint64_t>(raw.get<std::int64_t>());
-  if (raw.is_string()) {
-    try {
-      value = std::stoull(raw.get<std::string>());
-    } catch (const std::exception&) {
-    }
-  }
-  if (!value || (info.multiplier == 1.0 && !info.is_signed)) return raw;
-  return info.scaled(*value, info.bytes);
-}
-
 nlohmann::ordered_json record_json(const std::string& id, const fields& f,
                                    const telemetry::io_dictionary* names) {
   nlohmann::ordered_json j;
@@ -93,19 +77,7 @@ nlohmann::ordered_json record_json(const std::string& id, const fields& f,
   if (const auto lon = integer(f, "lon")) j["lon"] = static_cast<double>(*lon) / 1e7;
   nlohmann::ordered_json io = io_of(f);
   j["io"] = io;
-  if (names != nullptr && io.is_object()) {
-    nlohmann::ordered_json named = nlohmann::ordered_json::object();
-    for (const auto& [key, value] : io.items()) {
-      std::uint16_t element = 0;
-      try {
-        element = static_cast<std::uint16_t>(std::stoul(key));
-      } catch (const std::exception&) {
-        continue;
-      }
-      if (const auto* info = names->find(element)) named[info->name] = named_value(*info, value);
-    }
-    j["io_named"] = std::move(named);
-  }
+  if (names != nullptr && io.is_object()) j["io_named"] = telemetry::named_io(io, *names);
   return j;
 }
 
@@ -139,7 +111,7 @@ std::string record_line(const nlohmann::ordered_json& j, const telemetry::io_dic
       out << key << '=' << (value.is_string() ? value.get<std::string>() : value.dump());
       continue;
     }
-    const auto shown = named_value(*info, value);
+    const auto shown = telemetry::named_value(*info, value);
     out << info->name << '=' << (shown.is_string() ? shown.get<std::string>() : shown.dump());
     if (!info->unit.empty()) out << ' ' << info->unit;
   }

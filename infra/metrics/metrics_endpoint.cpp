@@ -14,14 +14,14 @@
 #include <stdexcept>
 #include <tuple>
 
-#include <CivetServer.h>
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
-#include <prometheus/text_serializer.h>
 
 #include "codecs/codec_id.hpp"
 #include "codecs/errc.hpp"
 #include "infra/app/build_info.hpp"
+#include "infra/metrics/metrics_server.hpp"
+#include "infra/metrics/process_metrics.hpp"
 
 namespace tgw::infra::metrics {
 namespace {
@@ -47,54 +47,6 @@ prometheus::MetricFamily histogram_family(const char* name, const char* help,
   m.histogram.sample_sum = h.sum();
   f.metric.push_back(std::move(m));
   return f;
-}
-
-// The standard process collector's metrics (no instance_id: they describe the process
-// the scrape reaches), read from /proc at scrape time.
-void add_process_metrics(std::vector<prometheus::MetricFamily>& out) {
-  auto plain = [&](const char* name, const char* help, prometheus::MetricType type, double value) {
-    prometheus::MetricFamily f{name, help, type, {}};
-    prometheus::ClientMetric m;
-    if (type == prometheus::MetricType::Counter)
-      m.counter.value = value;
-    else
-      m.gauge.value = value;
-    f.metric.push_back(std::move(m));
-    out.push_back(std::move(f));
-  };
-  std::error_code ec;
-  double fds = 0;
-  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
-    ++fds;
-  plain("process_open_fds", "Open file descriptors", prometheus::MetricType::Gauge, fds);
-  rlimit files{};
-  if (::getrlimit(RLIMIT_NOFILE, &files) == 0)
-    plain("process_max_fds", "Maximum open file descriptors", prometheus::MetricType::Gauge,
-          static_cast<double>(files.rlim_cur));
-  const double page = static_cast<double>(::sysconf(_SC_PAGESIZE));
-  const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  std::ifstream stat("/proc/self/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return;
-  // Fields after the command name, which may hold spaces: state is field 3.
-  std::istringstream rest(line.substr(line.rfind(')') + 2));
-  std::vector<std::string> f{std::istream_iterator<std::string>(rest), {}};
-  if (f.size() < 22) return;
-  const double cpu = (std::stod(f[11]) + std::stod(f[12])) / ticks;  // utime + stime
-  plain("process_cpu_seconds_total", "User and system CPU time spent, seconds",
-        prometheus::MetricType::Counter, cpu);
-  plain("process_virtual_memory_bytes", "Virtual memory size, bytes", prometheus::MetricType::Gauge,
-        std::stod(f[20]));
-  plain("process_resident_memory_bytes", "Resident memory size, bytes",
-        prometheus::MetricType::Gauge, std::stod(f[21]) * page);
-  std::ifstream uptime("/proc/uptime");
-  double up = 0;
-  uptime >> up;
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  plain("process_start_time_seconds", "Start time of the process, seconds since the epoch",
-        prometheus::MetricType::Gauge, now - up + std::stod(f[19]) / ticks);
 }
 
 class counters_collector final : public prometheus::Collectable {
@@ -301,32 +253,9 @@ class counters_collector final : public prometheus::Collectable {
 
 }  // namespace
 
-// One civetweb handler: a fixed function from nothing to (status, content type, body).
-class page final : public CivetHandler {
- public:
-  using render = std::function<std::tuple<int, std::string, std::string>()>;
-  explicit page(render r) : render_(std::move(r)) {}
-
-  bool handleGet(CivetServer*, mg_connection* conn) override {
-    const auto [status, type, body] = render_();
-    mg_printf(conn,
-              "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-              "Connection: close\r\n\r\n",
-              status, status == 200 ? "OK" : "Service Unavailable", type.c_str(), body.size());
-    mg_write(conn, body.data(), body.size());
-    return true;
-  }
-
- private:
-  render render_;
-};
-
 struct metrics_endpoint::impl {
   std::shared_ptr<counters_collector> collector;
-  std::unique_ptr<page> metrics_page;
-  std::unique_ptr<page> health_page;
-  std::unique_ptr<page> ready_page;
-  std::unique_ptr<CivetServer> server;  // last: stopped first, before the pages go
+  std::unique_ptr<metrics_server> server;
 };
 
 metrics_endpoint::metrics_endpoint(const std::string& address,
@@ -336,28 +265,8 @@ metrics_endpoint::metrics_endpoint(const std::string& address,
     : impl_(std::make_unique<impl>()) {
   impl_->collector = std::make_shared<counters_collector>(std::move(counters), std::move(gauges),
                                                           std::move(instance_id));
-  impl_->metrics_page = std::make_unique<page>([collector = impl_->collector] {
-    return std::tuple<int, std::string, std::string>{
-        200, "text/plain; version=0.0.4; charset=utf-8",
-        prometheus::TextSerializer().Serialize(collector->Collect())};
-  });
-  impl_->health_page = std::make_unique<page>([] {
-    return std::tuple<int, std::string, std::string>{200, "text/plain", "ok\n"};
-  });
-  impl_->ready_page = std::make_unique<page>([ready = std::move(ready)] {
-    const std::string why = ready ? ready() : std::string();
-    if (why.empty()) return std::tuple<int, std::string, std::string>{200, "text/plain", "ready\n"};
-    return std::tuple<int, std::string, std::string>{503, "text/plain", "not ready: " + why + "\n"};
-  });
-  try {
-    impl_->server = std::make_unique<CivetServer>(
-        std::vector<std::string>{"listening_ports", address, "num_threads", "2"});
-  } catch (const CivetException& e) {
-    throw std::runtime_error(std::string("cannot listen: ") + e.what());
-  }
-  impl_->server->addHandler("/metrics", impl_->metrics_page.get());
-  impl_->server->addHandler("/healthz", impl_->health_page.get());
-  impl_->server->addHandler("/readyz", impl_->ready_page.get());
+  impl_->server = std::make_unique<metrics_server>(
+      address, [collector = impl_->collector] { return collector->Collect(); }, std::move(ready));
 }
 
 metrics_endpoint::~metrics_endpoint() = default;

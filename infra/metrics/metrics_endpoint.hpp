@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "infra/metrics/gateway_counters.hpp"
+#include "infra/metrics/metrics_server.hpp"
 
 namespace tgw::infra::metrics {
 
@@ -34,9 +35,6 @@ struct live_gauges {
   std::function<labelled()> consumer_pending_entries;
   std::function<labelled()> consumer_lag_seconds;
 };
-
-/// Why the instance is not ready to take devices, or empty when it is.
-using readiness_check = std::function<std::string()>;
 
 /// Serves, on civetweb's own two threads: Prometheus text at http://ADDR/metrics;
 /// /healthz, 200 while the process serves HTTP; /readyz, 200 "ready" or 503 "not ready:
