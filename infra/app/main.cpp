@@ -22,6 +22,7 @@
 #include "infra/cli/replay_command.hpp"
 #include "infra/cli/serve_command.hpp"
 #include "infra/cli/simulate_command.hpp"
+#include "infra/cli/sink_command.hpp"
 #include "infra/cli/telemetry_command.hpp"
 
 namespace {
@@ -75,6 +76,7 @@ int run(int argc, char** argv) {
   tgw::infra::add_simulate_command(app, exit_code);
   tgw::infra::add_projections_command(app, exit_code);
   tgw::infra::add_telemetry_command(app, exit_code);
+  tgw::infra::add_sink_command(app, exit_code);
   tgw::infra::add_replay_command(app, tgw::actors::replay::run_offline_replay, exit_code);
   try {
     app.parse(argc, argv);

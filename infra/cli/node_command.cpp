@@ -1,4 +1,5 @@
 #include "infra/cli/node_command.hpp"
+#include "infra/cli/log_options.hpp"
 
 #include <iostream>
 #include <memory>
@@ -98,14 +99,7 @@ void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
       ->envname("TGW_NODE_QUEUE_LIMIT")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn, error, critical or off")
-      ->envname("TGW_LOG_LEVEL")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
-      ->capture_default_str();
-  cmd->add_option("--log-format", o->log_format, "text or json")
-      ->envname("TGW_LOG_FORMAT")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  add_log_options(cmd, o->log_level, o->log_format);
   cmd->callback([o, run, &exit_code] {
     setup_logging(o->log_level, o->log_format);
     std::string error;

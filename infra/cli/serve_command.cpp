@@ -1,4 +1,5 @@
 #include "infra/cli/serve_command.hpp"
+#include "infra/cli/log_options.hpp"
 
 #include <memory>
 
@@ -248,14 +249,7 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_CAPTURE_MAX_TOTAL_MB")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30))
       ->capture_default_str();
-  cmd->add_option("--log-level", o->log_level, "trace, debug, info, warn, error, critical or off")
-      ->envname("TGW_LOG_LEVEL")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
-      ->capture_default_str();
-  cmd->add_option("--log-format", o->log_format, "text or json")
-      ->envname("TGW_LOG_FORMAT")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  add_log_options(cmd, o->log_level, o->log_format);
   cmd->callback([o, run, &exit_code] {
     setup_logging(o->log_level, o->log_format);
     exit_code = run(*o);

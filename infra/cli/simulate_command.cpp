@@ -1,4 +1,5 @@
 #include "infra/cli/simulate_command.hpp"
+#include "infra/cli/log_options.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -345,14 +346,7 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", s->json, "Print the summary as one JSON object")
       ->envname("TGW_SIM_JSON")
       ->capture_default_str();
-  cmd->add_option("--log-level", s->log_level, "trace, debug, info, warn, error, critical or off")
-      ->envname("TGW_SIM_LOG_LEVEL")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
-      ->capture_default_str();
-  cmd->add_option("--log-format", s->log_format, "text or json")
-      ->envname("TGW_SIM_LOG_FORMAT")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  add_log_options(cmd, s->log_level, s->log_format, "TGW_SIM");
   cmd->callback([s, &exit_code] { exit_code = run_simulate(*s); });
 }
 

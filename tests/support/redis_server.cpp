@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -33,9 +34,8 @@ std::uint16_t free_port() {
   return ntohs(addr.sin_port);
 }
 
-namespace {
-
-int spawn(const std::vector<std::string>& argv, const std::string& log_path) {
+int spawn_process(const std::vector<std::string>& argv, const std::string& log_path,
+                  std::optional<run_as> user) {
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -48,6 +48,9 @@ int spawn(const std::vector<std::string>& argv, const std::string& log_path) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (user &&
+        (::setgroups(0, nullptr) != 0 || ::setgid(user->gid) != 0 || ::setuid(user->uid) != 0))
+      ::_exit(126);
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -56,8 +59,6 @@ int spawn(const std::vector<std::string>& argv, const std::string& log_path) {
   }
   return pid;
 }
-
-}  // namespace
 
 redis_server::redis_server(bool durable) : durable_(durable) {
   char tmpl[] = "/tmp/tgw-redis-XXXXXX";
@@ -75,10 +76,10 @@ redis_server::~redis_server() {
 
 void redis_server::start() {
   if (pid_ > 0) return;
-  pid_ =
-      spawn({"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", durable_ ? "yes" : "no", "--appendfsync", "always", "--dir", dir_},
-            dir_ + "/redis.log");
+  pid_ = spawn_process(
+      {"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
+       "--appendonly", durable_ ? "yes" : "no", "--appendfsync", "always", "--dir", dir_},
+      dir_ + "/redis.log");
   for (int i = 0; i < 200; ++i) {
     infra::redis::connection c(
         {endpoint(), std::chrono::milliseconds{200}, std::chrono::milliseconds{200}, ""});
@@ -109,7 +110,7 @@ infra::redis::connection redis_server::connect() const {
 }
 
 child_process::child_process(const std::vector<std::string>& argv, const std::string& log_path)
-    : pid_(spawn(argv, log_path)) {}
+    : pid_(spawn_process(argv, log_path)) {}
 
 child_process::child_process(child_process&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)), status_(other.status_) {}

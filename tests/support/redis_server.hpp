@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,17 @@ class redis_server {
 
 /// A free TCP port on 127.0.0.1 (bound and released; good enough for tests).
 std::uint16_t free_port();
+
+/// A user to run a child process as (setuid/setgid after fork).
+struct run_as {
+  unsigned uid = 0;
+  unsigned gid = 0;
+};
+
+/// Starts `argv` (searched in PATH), its stdout and stderr appended to `log_path`, with
+/// no signal blocked, as `user` when given; returns its pid.
+int spawn_process(const std::vector<std::string>& argv, const std::string& log_path,
+                  std::optional<run_as> user = std::nullopt);
 
 /// A child process running `argv`, its output appended to `log_path`.
 class child_process {

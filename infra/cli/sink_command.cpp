@@ -1,0 +1,196 @@
+#include "infra/cli/sink_command.hpp"
+#include "infra/cli/log_options.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "infra/cli/redis_choice.hpp"
+#include "infra/log/log.hpp"
+#include "infra/metrics/metrics_server.hpp"
+#include "infra/redis/connection.hpp"
+#include "infra/sink/pg_connection.hpp"
+#include "infra/sink/positions_schema.hpp"
+#include "infra/sink/sink_metrics.hpp"
+#include "infra/sink/stream_sink.hpp"
+#include "infra/telemetry/io_dictionary.hpp"
+
+namespace tgw::infra {
+namespace {
+
+struct sink_options {
+  redis_choice redis;
+  std::string dsn;
+  bool init = false;
+  sink::sink_settings settings;
+  std::string from = "start";
+  std::uint64_t block_ms = 1000;
+  std::uint64_t claim_idle_ms = 60000;
+  std::uint64_t claim_interval_ms = 5000;
+  std::uint64_t progress_s = 10;
+  std::string model = "fmb";
+  std::string metrics_addr;
+  std::string log_level = "info";
+  std::string log_format = "text";
+};
+
+std::string default_consumer() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return std::string(host[0] ? host : "sink") + "-" + std::to_string(::getpid());
+}
+
+constexpr const char* me = "tgw sink postgres";
+
+int run_sink(sink_options& o) {
+  setup_logging(o.log_level, o.log_format);
+  std::string error;
+  auto names = telemetry::io_dictionary::builtin(o.model, error);
+  if (!names) {
+    std::cerr << me << ": --model: " << error << '\n';
+    return 2;
+  }
+  bool usage = false;
+  const auto where = resolve_redis(o.redis, error, usage);
+  if (!where) {
+    std::cerr << me << ": " << error << '\n';
+    return usage ? 2 : 1;
+  }
+  sink::pg_connection pg(o.dsn);
+  if (!pg.ensure_connected(error)) {
+    std::cerr << me << ": cannot connect to PostgreSQL with --dsn: " << error << '\n';
+    return 1;
+  }
+  if (o.init) {
+    if (!sink::create_positions_schema(pg, error)) {
+      std::cerr << me << ": --init: " << error << '\n';
+      return 1;
+    }
+    std::cout << "created positions (partitioned by day of ts) and rejected_entries in "
+              << pg.describe() << '\n';
+    return 0;
+  }
+  if (const std::string problem = sink::check_positions_schema(pg); !problem.empty()) {
+    std::cerr << me << ": " << problem << '\n';
+    return 1;
+  }
+  auto& s = o.settings;
+  s.group_start = o.from == "now" ? "$" : "0";
+  s.block = std::chrono::milliseconds{o.block_ms};
+  s.claim_idle = std::chrono::milliseconds{o.claim_idle_ms};
+  s.claim_interval = std::chrono::milliseconds{o.claim_interval_ms};
+  s.progress_interval = std::chrono::seconds{o.progress_s};
+  if (s.consumer.empty()) s.consumer = default_consumer();
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before the worker starts
+  if (const char* point = std::getenv("TGW_SINK_FAILPOINT")) s.failpoint = point;
+  // The socket timeout outlasts the BLOCK of each read, or hiredis would give up on a
+  // read the server still holds.
+  redis::connection conn({*where, std::chrono::milliseconds{2000},
+                          s.block + std::chrono::milliseconds{3000}, "tgw-sink-" + s.consumer});
+  if (!conn.ensure_connected(error)) {
+    std::cerr << me << ": cannot connect to Redis: " << error << '\n';
+    return 1;
+  }
+  sink::sink_counters counters;
+  counters.postgres_up = true;
+  std::unique_ptr<metrics::metrics_server> endpoint;
+  if (!o.metrics_addr.empty()) {
+    try {
+      endpoint = std::make_unique<metrics::metrics_server>(
+          o.metrics_addr,
+          [&counters, group = s.group, consumer = s.consumer] {
+            return sink::sink_metric_families(counters, group, consumer);
+          },
+          [&counters] { return sink::sink_readiness(counters); });
+    } catch (const std::exception& e) {
+      std::cerr << me << ": --metrics-addr " << o.metrics_addr << ": " << e.what() << '\n';
+      return 2;
+    }
+  }
+  sink::stream_sink worker(s, conn, pg, std::move(*names), counters);
+  return worker.run();
+}
+
+}  // namespace
+
+void add_sink_command(CLI::App& app, int& exit_code) {
+  CLI::App* sink = app.add_subcommand("sink", "Move the telemetry out of Redis into a database");
+  sink->require_subcommand(1);
+  auto o = std::make_shared<sink_options>();
+  CLI::App* cmd = sink->add_subcommand(
+      "postgres",
+      "Read the telemetry stream with a Redis consumer group and write every record into the\n"
+      "PostgreSQL table positions, exactly once in effect: a batch is acknowledged only after\n"
+      "its transaction commits, and a batch delivered again changes nothing. Run several with\n"
+      "the same --group to share the work; one that dies leaves its entries to the others.\n"
+      "Create the tables first with --init. Exit code: 0 stopped (SIGTERM, Ctrl-C) or drained,\n"
+      "1 PostgreSQL or Redis unreachable at start, or the schema missing, 2 usage error.");
+  cmd->add_option("--dsn", o->dsn,
+                  "libpq connection string or URI: 'host=db dbname=tgw user=tgw' or "
+                  "postgresql://tgw@db/tgw (PG* environment variables fill in the rest)")
+      ->envname("TGW_SINK_DSN")
+      ->required();
+  cmd->add_flag("--init", o->init,
+                "Create the tables (positions, partitioned by day, and rejected_entries) if "
+                "they are missing, then exit");
+  add_redis_options(cmd, o->redis);
+  cmd->add_option("--stream", o->settings.stream, "The telemetry stream")
+      ->envname("TGW_SINK_STREAM")
+      ->capture_default_str();
+  cmd->add_option("--group", o->settings.group, "The consumer group; sinks sharing one share work")
+      ->envname("TGW_SINK_GROUP")
+      ->capture_default_str();
+  cmd->add_option("--consumer", o->settings.consumer,
+                  "This sink's name in the group, unique per process (default: host-pid)")
+      ->envname("TGW_SINK_CONSUMER");
+  cmd->add_option("--from", o->from,
+                  "Where a new group starts: start (every record in the stream) or now (only "
+                  "those stored from now on); an existing group goes on where it is")
+      ->check(CLI::IsMember({"start", "now"}))
+      ->capture_default_str();
+  cmd->add_option("--batch", o->settings.batch, "Entries per read and per transaction")
+      ->envname("TGW_SINK_BATCH")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--block-ms", o->block_ms, "How long one read waits for new entries")
+      ->check(CLI::Range(1, 60000))
+      ->capture_default_str();
+  cmd->add_option("--claim-idle-ms", o->claim_idle_ms,
+                  "Take over entries another consumer has held unacknowledged this long")
+      ->envname("TGW_SINK_CLAIM_IDLE_MS")
+      ->check(CLI::Range(1, 86400000))
+      ->capture_default_str();
+  cmd->add_option("--claim-interval-ms", o->claim_interval_ms, "How often to look for such entries")
+      ->check(CLI::Range(1, 86400000))
+      ->capture_default_str();
+  cmd->add_option(
+         "--model", o->model,
+         "IO element names for the io_named column: " +
+             [] {
+               std::string all;
+               for (const auto& m : telemetry::io_dictionary::models())
+                 all += (all.empty() ? "" : ", ") + m;
+               return all;
+             }())
+      ->capture_default_str();
+  cmd->add_flag("--until-drained", o->settings.until_drained,
+                "Stop once a read finds nothing new (for loads and benchmarks)");
+  cmd->add_option("--progress-s", o->progress_s, "Seconds between progress lines")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  cmd->add_option("--metrics-addr", o->metrics_addr,
+                  "Serve Prometheus metrics, /healthz and /readyz here (host:port); off when "
+                  "empty")
+      ->envname("TGW_SINK_METRICS_ADDR");
+  add_log_options(cmd, o->log_level, o->log_format);
+  cmd->callback([o, &exit_code] { exit_code = run_sink(*o); });
+}
+
+}  // namespace tgw::infra

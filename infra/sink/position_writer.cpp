@@ -1,0 +1,218 @@
+#include "infra/sink/position_writer.hpp"
+
+#include <signal.h>
+
+#include <charconv>
+#include <utility>
+
+#include "infra/json/frame_json.hpp"
+
+namespace tgw::infra::sink {
+namespace {
+
+// COPY text format: backslash, tab, newline and carriage return are escaped.
+void append_escaped(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
+    }
+  }
+}
+
+void append_integer(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+
+// Degrees from degrees x 10^7, as the shortest text that reads back as the same double.
+void append_degrees(std::string& out, std::int64_t e7) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<double>(e7) / 1e7);
+  out.append(buf, end);
+}
+
+void append_time(std::string& out, std::int64_t ms) {
+  out += iso8601_utc_ms(static_cast<std::uint64_t>(ms));
+}
+
+}  // namespace
+
+const char* position_columns() {
+  return "stream_id, stored_at, imei, codec, ts, priority, latitude, longitude, altitude, angle, "
+         "satellites, speed, event_io, generation, io, io_named, extra";
+}
+
+std::string copy_text(const std::vector<position_row>& rows) {
+  std::string out;
+  out.reserve(rows.size() * 320);
+  for (const position_row& r : rows) {
+    append_escaped(out, r.stream_id);
+    out += '\t';
+    append_time(out, r.stored_ms);
+    out += '\t';
+    append_escaped(out, r.imei);
+    out += '\t';
+    if (r.codec)
+      append_escaped(out, *r.codec);
+    else
+      out += "\\N";
+    out += '\t';
+    append_time(out, r.ts_ms);
+    out += '\t';
+    append_integer(out, r.priority);
+    out += '\t';
+    append_degrees(out, r.latitude_e7);
+    out += '\t';
+    append_degrees(out, r.longitude_e7);
+    for (const std::int32_t v : {r.altitude, r.angle, r.satellites, r.speed, r.event_io}) {
+      out += '\t';
+      append_integer(out, v);
+    }
+    out += '\t';
+    if (r.generation)
+      append_integer(out, *r.generation);
+    else
+      out += "\\N";
+    out += '\t';
+    append_escaped(out, r.io);
+    out += '\t';
+    append_escaped(out, r.io_named);
+    out += '\t';
+    if (r.extra.empty())
+      out += "\\N";
+    else
+      append_escaped(out, r.extra);
+    out += '\n';
+  }
+  return out;
+}
+
+position_writer::position_writer(pg_connection& pg, std::string stream, std::string failpoint)
+    : pg_(pg), stream_(std::move(stream)), failpoint_(std::move(failpoint)) {}
+
+void position_writer::failpoint(const char* point) {
+  if (failpoint_ == point) ::raise(SIGKILL);
+}
+
+write_outcome position_writer::fail(const pg_result& r, const char* what) {
+  write_outcome out;
+  out.connection_lost = r.connection_lost();
+  out.error = std::string(what) + ": " + r.message;
+  if (pg_.connected()) (void)pg_.exec("ROLLBACK");
+  if (r.sqlstate == "23514") partitions_.forget();  // A row found no partition.
+  if (!pg_.connected()) staging_ready_ = false;
+  // A missing partition or a lost connection is fixed by trying again.
+  if (r.sqlstate == "23514") out.connection_lost = true;
+  return out;
+}
+
+bool position_writer::ensure_partitions(const std::vector<position_row>& rows, std::string& error) {
+  std::int64_t last = -1;
+  for (const auto& r : rows) {
+    const std::int64_t day = day_partitions::day_of(r.ts_ms);
+    if (day == last) continue;
+    last = day;
+    if (!partitions_.ensure(pg_, day, error)) return false;
+  }
+  return true;
+}
+
+bool position_writer::insert_rejected(const std::vector<rejected_entry>& rejected,
+                                      pg_result& failed) {
+  for (const auto& e : rejected) {
+    auto r = pg_.exec_params(
+        "INSERT INTO rejected_entries (stream, stream_id, fields, reason) VALUES ($1, $2, $3, $4) "
+        "ON CONFLICT DO NOTHING",
+        {stream_, e.stream_id, e.fields, e.reason});
+    if (!r.ok) {
+      failed = std::move(r);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool position_writer::copy_idempotent(const std::string& data, long& inserted, pg_result& failed) {
+  if (!staging_ready_) {
+    // ON COMMIT DELETE ROWS: the table is empty at the start of every transaction.
+    auto r = pg_.exec(
+        "CREATE TEMP TABLE IF NOT EXISTS positions_incoming (LIKE positions) ON COMMIT DELETE "
+        "ROWS");
+    if (!r.ok) {
+      failed = std::move(r);
+      return false;
+    }
+    staging_ready_ = true;
+  }
+  auto r = pg_.copy_in(
+      std::string("COPY positions_incoming (") + position_columns() + ") FROM STDIN", data);
+  if (!r.ok) {
+    failed = std::move(r);
+    return false;
+  }
+  r = pg_.exec(std::string("INSERT INTO positions (") + position_columns() + ") SELECT " +
+               position_columns() + " FROM positions_incoming ON CONFLICT DO NOTHING");
+  if (!r.ok) {
+    failed = std::move(r);
+    return false;
+  }
+  inserted = r.affected;
+  return true;
+}
+
+write_outcome position_writer::write(const std::vector<position_row>& rows,
+                                     const std::vector<rejected_entry>& rejected) {
+  std::string error;
+  if (!ensure_partitions(rows, error)) {
+    write_outcome out;
+    out.error = error;
+    out.connection_lost = !pg_.connected();
+    return out;
+  }
+  const std::string data = copy_text(rows);
+  auto r = pg_.exec("BEGIN");
+  if (!r.ok) return fail(r, "BEGIN");
+  long inserted = static_cast<long>(rows.size());
+  if (!rows.empty()) {
+    r = pg_.copy_in(std::string("COPY positions (") + position_columns() + ") FROM STDIN", data);
+    if (!r.ok && r.sqlstate == "23505") {
+      // Some of these rows are in already: this batch was committed once and delivered
+      // again. Start over on the path that skips them.
+      (void)pg_.exec("ROLLBACK");
+      r = pg_.exec("BEGIN");
+      if (!r.ok) return fail(r, "BEGIN");
+      pg_result failed;
+      if (!copy_idempotent(data, inserted, failed)) return fail(failed, "INSERT positions");
+    } else if (!r.ok) {
+      return fail(r, "COPY positions");
+    }
+  }
+  pg_result failed;
+  if (!insert_rejected(rejected, failed)) return fail(failed, "INSERT rejected_entries");
+  failpoint("before-commit");
+  r = pg_.exec("COMMIT");
+  if (!r.ok) return fail(r, "COMMIT");
+  failpoint("after-commit");
+  write_outcome out;
+  out.committed = true;
+  out.inserted = inserted;
+  out.duplicates = static_cast<long>(rows.size()) - inserted;
+  out.rejected = static_cast<long>(rejected.size());
+  return out;
+}
+
+}  // namespace tgw::infra::sink

@@ -1,0 +1,280 @@
+#include "infra/sink/stream_sink.hpp"
+
+#include <algorithm>
+#include <set>
+#include <thread>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "infra/app/termination.hpp"
+#include "infra/sink/position_writer.hpp"
+#include "infra/sink/telemetry_entry.hpp"
+
+namespace tgw::infra::sink {
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+struct stream_sink::batch {
+  std::vector<std::string> ids;  ///< Every entry read, to acknowledge after the commit.
+  std::vector<position_row> rows;
+  std::vector<rejected_entry> rejected;
+  std::size_t deleted = 0;  ///< Pending entries trimmed away: nothing to store.
+  std::int64_t newest_stored_ms = 0;
+  [[nodiscard]] bool empty() const noexcept { return ids.empty(); }
+};
+
+namespace {
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+stream_sink::stream_sink(sink_settings settings, redis::connection& redis, pg_connection& pg,
+                         telemetry::io_dictionary names, sink_counters& counters)
+    : s_(std::move(settings)),
+      redis_(redis),
+      pg_(pg),
+      names_(std::move(names)),
+      counters_(counters) {}
+
+bool stream_sink::pause(std::chrono::milliseconds how_long) {
+  const auto until = clock_type::now() + how_long;
+  while (clock_type::now() < until) {
+    if (termination_requested()) return false;
+    std::this_thread::sleep_for(std::min<clock_type::duration>(100ms, until - clock_type::now()));
+  }
+  return true;
+}
+
+bool stream_sink::ensure_group() {
+  std::chrono::milliseconds backoff = 500ms;
+  while (true) {
+    const auto r =
+        redis_.command({"XGROUP", "CREATE", s_.stream, s_.group, s_.group_start, "MKSTREAM"});
+    if (!r.is_error()) {
+      spdlog::info("sink: created consumer group {} on {} at {}", s_.group, s_.stream,
+                   s_.group_start);
+      counters_.redis_up = true;
+      return true;
+    }
+    if (redis::error_is(r, "BUSYGROUP")) {
+      counters_.redis_up = true;
+      return true;
+    }
+    counters_.redis_up = false;
+    ++counters_.redis_failures;
+    spdlog::warn("sink: cannot create consumer group {} on {}: {}; retrying in {} ms", s_.group,
+                 s_.stream, r.text, backoff.count());
+    if (!pause(backoff)) return false;
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, 10s);
+  }
+}
+
+bool stream_sink::read(batch& b, source from) {
+  const std::string count = std::to_string(s_.batch);
+  redis::value reply;
+  const redis::value* entries = nullptr;
+  if (from == source::claims) {
+    reply = redis_.command({"XAUTOCLAIM", s_.stream, s_.group, s_.consumer,
+                            std::to_string(s_.claim_idle.count()), claim_cursor_, "COUNT", count});
+    if (reply.is_error() || !reply.is_array() || reply.elements.size() < 2) {
+      if (!reply.is_error()) reply = redis::value::make_error("unexpected XAUTOCLAIM reply");
+    } else {
+      claim_cursor_ = reply.elements[0].text;
+      entries = &reply.elements[1];
+      // Redis 7 names the claimed ids whose entries were trimmed away (and drops them
+      // from the pending list itself).
+      if (reply.elements.size() > 2) b.deleted += reply.elements[2].elements.size();
+    }
+  } else {
+    const std::string block = std::to_string(s_.block.count());
+    if (from == source::own_pending)
+      reply = redis_.command({"XREADGROUP", "GROUP", s_.group, s_.consumer, "COUNT", count,
+                              "STREAMS", s_.stream, "0"});
+    else
+      reply = redis_.command({"XREADGROUP", "GROUP", s_.group, s_.consumer, "COUNT", count, "BLOCK",
+                              block, "STREAMS", s_.stream, ">"});
+    if (!reply.is_error() && reply.is_array() && !reply.elements.empty())
+      entries = &reply.elements.front().elements.at(1);
+  }
+  if (reply.is_error()) {
+    if (redis::error_is(reply, "NOGROUP")) {
+      // Someone destroyed the group (or Redis restarted empty): make it again.
+      spdlog::warn("sink: consumer group {} is gone from {}; creating it again", s_.group,
+                   s_.stream);
+      (void)ensure_group();
+      return false;
+    }
+    ++counters_.redis_failures;
+    if (counters_.redis_up.exchange(false))
+      spdlog::error("sink: Redis {}: {}; retrying", redis_.server(), reply.text);
+    return false;
+  }
+  if (!counters_.redis_up.exchange(true)) spdlog::info("sink: Redis {} is back", redis_.server());
+  if (entries == nullptr) return true;
+  if (from == source::claims) counters_.claimed += entries->elements.size();
+  for (const auto& entry : entries->elements) {
+    const std::string& id = entry.elements.at(0).text;
+    b.ids.push_back(id);
+    // A pending entry trimmed from the stream since it was delivered comes back with no
+    // fields: there is nothing left to store, only the acknowledgement.
+    if (entry.elements.size() < 2 || !entry.elements[1].is_array()) {
+      ++b.deleted;
+      continue;
+    }
+    entry_fields fields;
+    const auto& kv = entry.elements[1].elements;
+    fields.reserve(kv.size() / 2);
+    for (std::size_t i = 0; i + 1 < kv.size(); i += 2)
+      fields.emplace_back(kv[i].text, kv[i + 1].text);
+    auto parsed = parse_entry(id, fields, names_);
+    if (auto* row = std::get_if<position_row>(&parsed)) {
+      if (!row->extra.empty()) ++counters_.unknown_fields;
+      b.newest_stored_ms = std::max(b.newest_stored_ms, row->stored_ms);
+      b.rows.push_back(std::move(*row));
+    } else {
+      auto& rejected = std::get<rejected_entry>(parsed);
+      spdlog::error("sink: entry {} rejected: {}; kept in rejected_entries", id, rejected.reason);
+      b.rejected.push_back(std::move(rejected));
+    }
+  }
+  return true;
+}
+
+bool stream_sink::store(const batch& b) {
+  if (b.rows.empty() && b.rejected.empty()) return true;
+  position_writer& writer = *writer_;
+  std::chrono::milliseconds backoff = 500ms;
+  while (true) {
+    const auto started = clock_type::now();
+    const write_outcome out = writer.write(b.rows, b.rejected);
+    if (out.committed) {
+      const double took = std::chrono::duration<double>(clock_type::now() - started).count();
+      counters_.commit_seconds_sum.store(counters_.commit_seconds_sum.load() + took);
+      counters_.records += static_cast<std::uint64_t>(out.inserted);
+      counters_.duplicates += static_cast<std::uint64_t>(out.duplicates);
+      counters_.rejected += static_cast<std::uint64_t>(out.rejected);
+      ++counters_.batches;
+      if (out.duplicates > 0)
+        spdlog::info(
+            "sink: {} of {} rows were committed before (a batch delivered again); "
+            "skipped",
+            out.duplicates, b.rows.size());
+      if (!counters_.postgres_up.exchange(true))
+        spdlog::info("sink: PostgreSQL {} takes writes", pg_.describe());
+      if (b.newest_stored_ms > 0)
+        counters_.lag_seconds = static_cast<double>(now_ms() - b.newest_stored_ms) / 1000.0;
+      return true;
+    }
+    ++counters_.postgres_failures;
+    const bool was_up = counters_.postgres_up.exchange(false);
+    if (was_up || backoff >= 10s)
+      spdlog::error("sink: PostgreSQL: {}; batch of {} entries not committed, retrying in {} ms",
+                    out.error, b.ids.size(), backoff.count());
+    if (!out.connection_lost && was_up)
+      spdlog::error("sink: this needs an operator: the sink retries until it is fixed");
+    if (!pause(backoff)) return false;
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, 10s);
+  }
+}
+
+bool stream_sink::acknowledge(const batch& b) {
+  std::vector<std::string> argv{"XACK", s_.stream, s_.group};
+  argv.insert(argv.end(), b.ids.begin(), b.ids.end());
+  const auto r = redis_.command(argv);
+  if (r.is_error()) {
+    ++counters_.redis_failures;
+    if (counters_.redis_up.exchange(false))
+      spdlog::error(
+          "sink: XACK on Redis {}: {}; the batch is committed and stays pending until "
+          "it is acknowledged",
+          redis_.server(), r.text);
+    return false;
+  }
+  counters_.deleted += b.deleted;
+  return true;
+}
+
+void stream_sink::progress() {
+  const auto now = clock_type::now();
+  if (now < next_progress_) return;
+  const std::uint64_t records = counters_.records.load();
+  const double seconds =
+      std::max(0.001, std::chrono::duration<double>(now - last_progress_).count());
+  spdlog::info(
+      "sink: {} records committed ({:.0f}/s), {} duplicates skipped, {} rejected, "
+      "{} claimed, lag {:.2f} s",
+      records, static_cast<double>(records - records_at_progress_) / seconds,
+      counters_.duplicates.load(), counters_.rejected.load(), counters_.claimed.load(),
+      counters_.lag_seconds.load());
+  records_at_progress_ = records;
+  last_progress_ = now;
+  next_progress_ = now + s_.progress_interval;
+}
+
+int stream_sink::run() {
+  position_writer writer(pg_, s_.stream, s_.failpoint);
+  writer_ = &writer;
+  spdlog::info("sink: {} -> PostgreSQL {}, group {} as consumer {}, batches of {}", s_.stream,
+               pg_.describe(), s_.group, s_.consumer, s_.batch);
+  if (!ensure_group()) return 0;
+  next_claim_ = clock_type::now();  // Entries a stopped consumer left: look at once.
+  next_progress_ = clock_type::now() + s_.progress_interval;
+  last_progress_ = clock_type::now();
+  records_at_progress_ = counters_.records.load();
+  // Own pending entries first: what this consumer read before a crash or before a
+  // failed XACK.
+  source from = source::own_pending;
+  while (!termination_requested()) {
+    progress();
+    if (from == source::fresh && clock_type::now() >= next_claim_) from = source::claims;
+    batch b;
+    if (!read(b, from)) {
+      from = source::own_pending;  // After a Redis failure, start from what we hold.
+      if (!pause(1s)) break;
+      continue;
+    }
+    if (b.empty()) {
+      if (from == source::own_pending) {
+        from = source::fresh;
+      } else if (from == source::claims) {
+        if (claim_cursor_ == "0-0") {
+          next_claim_ = clock_type::now() + s_.claim_interval;
+          swept_ = true;
+        }
+        from = source::fresh;
+      } else {
+        counters_.lag_seconds = 0;
+        // Drained: nothing new, and one sweep for a stopped consumer's entries is done.
+        if (s_.until_drained && swept_) break;
+      }
+      continue;
+    }
+    if (!store(b)) break;  // Termination while PostgreSQL was away: nothing acknowledged.
+    if (!acknowledge(b)) {
+      from = source::own_pending;
+      if (!pause(1s)) break;
+      continue;
+    }
+    if (from == source::claims && claim_cursor_ == "0-0") {
+      next_claim_ = clock_type::now() + s_.claim_interval;
+      swept_ = true;
+      from = source::fresh;
+    }
+  }
+  writer_ = nullptr;
+  next_progress_ = {};
+  progress();
+  spdlog::info("sink: stopped");
+  return 0;
+}
+
+}  // namespace tgw::infra::sink

@@ -1,0 +1,185 @@
+#include "infra/sink/telemetry_entry.hpp"
+
+#include <array>
+#include <charconv>
+#include <limits>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "infra/telemetry/named_io.hpp"
+
+namespace tgw::infra::sink {
+namespace {
+
+struct field_rule {
+  std::string_view name;
+  bool required_since_v2;  // Format 1 entries lack v, codec and gen.
+};
+
+// Every field the entry format defines; any other is kept in `extra`.
+constexpr std::array<field_rule, 14> known_fields{{
+    {"v", true},
+    {"imei", false},
+    {"codec", true},
+    {"ts", false},
+    {"pri", false},
+    {"lon", false},
+    {"lat", false},
+    {"alt", false},
+    {"ang", false},
+    {"sat", false},
+    {"spd", false},
+    {"evt", false},
+    {"io", false},
+    {"gen", true},
+}};
+
+bool known(std::string_view name) {
+  for (const auto& rule : known_fields)
+    if (rule.name == name) return true;
+  return false;
+}
+
+const std::string* find(const entry_fields& fields, std::string_view name) {
+  for (const auto& [key, value] : fields)
+    if (key == name) return &value;
+  return nullptr;
+}
+
+std::optional<std::int64_t> integer(std::string_view text) {
+  std::int64_t v = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc{} || ptr != end || text.empty()) return std::nullopt;
+  return v;
+}
+
+bool digits_only(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+std::string fields_json(const entry_fields& fields) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : fields) j[key] = value;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::optional<std::int64_t> entry_id_ms(const std::string& stream_id) {
+  const auto dash = stream_id.find('-');
+  if (dash == std::string::npos) return std::nullopt;
+  const std::string_view ms(stream_id.data(), dash);
+  const std::string_view seq(stream_id.data() + dash + 1, stream_id.size() - dash - 1);
+  if (!digits_only(ms) || !digits_only(seq)) return std::nullopt;
+  return integer(ms);
+}
+
+std::variant<position_row, rejected_entry> parse_entry(const std::string& stream_id,
+                                                       const entry_fields& fields,
+                                                       const telemetry::io_dictionary& names) {
+  const auto reject = [&](std::string reason) {
+    return rejected_entry{stream_id, fields_json(fields), std::move(reason)};
+  };
+  position_row row;
+  row.stream_id = stream_id;
+  const auto stored = entry_id_ms(stream_id);
+  if (!stored) return reject("entry id '" + stream_id + "' is not <ms>-<seq>");
+  row.stored_ms = *stored;
+
+  int format = 1;
+  if (const auto* v = find(fields, "v")) {
+    const auto parsed = integer(*v);
+    if (!parsed || *parsed < 1) return reject("field v '" + *v + "' is not a format version");
+    if (*parsed > newest_entry_format)
+      return reject("entry format v=" + *v + " is newer than this sink reads (v=" +
+                    std::to_string(newest_entry_format) + "); upgrade tgw sink");
+    format = static_cast<int>(*parsed);
+  }
+  for (const auto& rule : known_fields) {
+    if (rule.name == "gen") continue;  // Empty or absent unless Codec 16.
+    if (rule.required_since_v2 && format < 2) continue;
+    if (find(fields, rule.name) == nullptr)
+      return reject("field " + std::string(rule.name) + " is missing");
+  }
+
+  const std::string& imei = *find(fields, "imei");
+  if (!digits_only(imei) || imei.size() < 15 || imei.size() > 16)
+    return reject("field imei '" + imei + "' is not 15 or 16 digits");
+  row.imei = imei;
+  if (format >= 2) {
+    const std::string& codec = *find(fields, "codec");
+    if (codec != "8" && codec != "8E" && codec != "16")
+      return reject("field codec '" + codec + "' is not 8, 8E or 16");
+    row.codec = codec;
+  }
+
+  // Each numeric field within the range its wire field can hold, so the column never
+  // overflows and a corrupted entry is caught here rather than stored.
+  struct bound {
+    const char* name;
+    std::int64_t min;
+    std::int64_t max;
+  };
+  constexpr std::int64_t i32 = std::numeric_limits<std::int32_t>::max();
+  constexpr std::array<bound, 9> bounds{{
+      {"ts", 0, 253402300799999},  // Through 9999-12-31, as timestamptz prints.
+      {"pri", 0, 255},
+      {"lon", -i32 - 1, i32},
+      {"lat", -i32 - 1, i32},
+      {"alt", -32768, 65535},
+      {"ang", 0, 65535},
+      {"sat", 0, 255},
+      {"spd", 0, 65535},
+      {"evt", 0, 65535},
+  }};
+  std::array<std::int64_t, bounds.size()> values{};
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    const std::string& text = *find(fields, bounds[i].name);
+    const auto v = integer(text);
+    if (!v)
+      return reject(std::string("field ") + bounds[i].name + " '" + text + "' is not an integer");
+    if (*v < bounds[i].min || *v > bounds[i].max)
+      return reject(std::string("field ") + bounds[i].name + " " + text + " is out of range [" +
+                    std::to_string(bounds[i].min) + ", " + std::to_string(bounds[i].max) + "]");
+    values[i] = *v;
+  }
+  row.ts_ms = values[0];
+  row.priority = static_cast<std::int32_t>(values[1]);
+  row.longitude_e7 = values[2];
+  row.latitude_e7 = values[3];
+  row.altitude = static_cast<std::int32_t>(values[4]);
+  row.angle = static_cast<std::int32_t>(values[5]);
+  row.satellites = static_cast<std::int32_t>(values[6]);
+  row.speed = static_cast<std::int32_t>(values[7]);
+  row.event_io = static_cast<std::int32_t>(values[8]);
+
+  if (const auto* gen = find(fields, "gen"); gen != nullptr && !gen->empty()) {
+    const auto v = integer(*gen);
+    if (!v || *v < 0 || *v > 255) return reject("field gen '" + *gen + "' is not 0-255");
+    row.generation = static_cast<std::int32_t>(*v);
+  }
+
+  const std::string& io_text = *find(fields, "io");
+  const auto io = nlohmann::ordered_json::parse(io_text, nullptr, false);
+  if (io.is_discarded() || !io.is_object()) return reject("field io is not a JSON object");
+  for (const auto& [key, value] : io.items()) {
+    const auto id = integer(key);
+    if (!id || *id < 0 || *id > 65535 || !digits_only(key))
+      return reject("field io has key '" + key + "', not an IO id");
+    if (!value.is_number_integer() && !value.is_string())
+      return reject("field io has id " + key + " with a value that is neither integer nor string");
+  }
+  row.io = io.dump();
+  row.io_named = telemetry::named_io(io, names).dump();
+
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : fields)
+    if (!known(key)) extra[key] = value;
+  if (!extra.empty())
+    row.extra = extra.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return row;
+}
+
+}  // namespace tgw::infra::sink

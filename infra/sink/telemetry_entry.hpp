@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "infra/telemetry/io_dictionary.hpp"
+
+namespace tgw::infra::sink {
+
+/// One record of the telemetry stream, checked and ready for a `positions` row.
+struct position_row {
+  std::string stream_id;       ///< The entry id, "<ms>-<seq>": the idempotency key.
+  std::int64_t stored_ms = 0;  ///< When the gateway stored it (the id's time).
+  std::string imei;
+  std::optional<std::string> codec;  ///< "8", "8E", "16"; none in format 1 entries.
+  std::int64_t ts_ms = 0;            ///< The record's own time.
+  std::int32_t priority = 0;
+  std::int64_t longitude_e7 = 0;
+  std::int64_t latitude_e7 = 0;
+  std::int32_t altitude = 0;
+  std::int32_t angle = 0;
+  std::int32_t satellites = 0;
+  std::int32_t speed = 0;
+  std::int32_t event_io = 0;
+  std::optional<std::int32_t> generation;  ///< Codec 16 only.
+  std::string io;                          ///< JSON object, id -> value, as the gateway stored it.
+  std::string io_named;  ///< JSON object, name -> physical value, for the known ids.
+  /// Fields this sink does not know, as a JSON object; empty when there are none. A
+  /// newer gateway may add fields without a new format version: they are kept, not lost.
+  std::string extra;
+};
+
+/// An entry the sink cannot turn into a row: kept whole, with the reason.
+struct rejected_entry {
+  std::string stream_id;
+  std::string fields;  ///< JSON object of every field, as stored.
+  std::string reason;
+};
+
+using entry_fields = std::vector<std::pair<std::string, std::string>>;
+
+/// The highest entry format (`v`) this sink reads.
+inline constexpr int newest_entry_format = 2;
+
+/// Checks one stream entry against the entry format (docs/TELEMETRY.md) and makes its
+/// row, or says precisely why it cannot: a missing or malformed field, a value out of
+/// its column's range, or a format newer than this sink reads. `names` fills io_named.
+[[nodiscard]] std::variant<position_row, rejected_entry> parse_entry(
+    const std::string& stream_id, const entry_fields& fields,
+    const telemetry::io_dictionary& names);
+
+/// The ms part of a stream entry id, or nullopt if it is not one.
+[[nodiscard]] std::optional<std::int64_t> entry_id_ms(const std::string& stream_id);
+
+}  // namespace tgw::infra::sink

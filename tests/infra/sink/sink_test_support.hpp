@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "infra/redis/connection.hpp"
+#include "tests/support/postgres_server.hpp"
+#include "tests/support/redis_server.hpp"
+#include "tests/support/run_tgw.hpp"
+
+namespace tgw::test {
+
+/// Appends `n` format 2 entries to telemetry:records, as a gateway would, numbered from
+/// `first`: record i has ts 1700000000000 + i * 1000 and its number in io id 199.
+inline void add_entries(infra::redis::connection& redis, int first, int n) {
+  constexpr int chunk = 500;
+  for (int at = first; at < first + n; at += chunk) {
+    std::vector<std::vector<std::string>> commands;
+    for (int i = at; i < std::min(first + n, at + chunk); ++i)
+      commands.push_back({"XADD",
+                          "telemetry:records",
+                          "*",
+                          "v",
+                          "2",
+                          "imei",
+                          "35630704244" + std::to_string(1000 + i % 7),
+                          "codec",
+                          "8E",
+                          "ts",
+                          std::to_string(1700000000000LL + i * 1000LL),
+                          "pri",
+                          "0",
+                          "lon",
+                          "252616688",
+                          "lat",
+                          "546992512",
+                          "alt",
+                          "105",
+                          "ang",
+                          "90",
+                          "sat",
+                          "12",
+                          "spd",
+                          std::to_string(i % 120),
+                          "evt",
+                          "0",
+                          "io",
+                          "{\"239\":1,\"199\":" + std::to_string(i) + "}",
+                          "gen",
+                          ""});
+    for (const auto& reply : redis.pipeline(commands))
+      if (reply.is_error()) throw std::runtime_error("XADD: " + reply.text);
+  }
+}
+
+/// `tgw sink postgres` for these servers, with `extra` arguments.
+inline std::vector<std::string> sink_argv(const postgres_server& pg, const redis_server& redis,
+                                          const std::vector<std::string>& extra,
+                                          const std::string& failpoint = {}) {
+  std::vector<std::string> argv;
+  if (!failpoint.empty()) argv = {"env", "TGW_SINK_FAILPOINT=" + failpoint};
+  for (const std::string& a :
+       {std::string(TGW_BINARY), std::string("sink"), std::string("postgres"), std::string("--dsn"),
+        pg.dsn(), std::string("--redis"), "redis://127.0.0.1:" + std::to_string(redis.port()),
+        std::string("--progress-s"), std::string("1")})
+    argv.push_back(a);
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+/// The argv as one shell command line (single-quoted words).
+inline std::string shell_line(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const auto& a : argv) {
+    line += line.empty() ? "'" : " '";
+    for (const char c : a) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += "'";
+  }
+  return line;
+}
+
+}  // namespace tgw::test

@@ -1,0 +1,145 @@
+#include "infra/sink/telemetry_entry.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace tgw::infra::sink {
+namespace {
+
+telemetry::io_dictionary fmb() {
+  std::string error;
+  auto names = telemetry::io_dictionary::builtin("fmb", error);
+  EXPECT_TRUE(names) << error;
+  return *names;
+}
+
+entry_fields v2_entry() {
+  return {{"v", "2"},
+          {"imei", "356307042441013"},
+          {"codec", "8E"},
+          {"ts", "1700000000123"},
+          {"pri", "1"},
+          {"lon", "252616688"},
+          {"lat", "-546992512"},
+          {"alt", "-12"},
+          {"ang", "359"},
+          {"sat", "12"},
+          {"spd", "41"},
+          {"evt", "239"},
+          {"io", R"({"239":1,"66":12345,"78":"18446744073709551615","385":"0a0b"})"},
+          {"gen", ""}};
+}
+
+entry_fields with(entry_fields f, const std::string& key, const std::string& value) {
+  for (auto& [k, v] : f)
+    if (k == key) {
+      v = value;
+      return f;
+    }
+  f.emplace_back(key, value);
+  return f;
+}
+
+entry_fields without(entry_fields f, const std::string& key) {
+  std::erase_if(f, [&](const auto& kv) { return kv.first == key; });
+  return f;
+}
+
+std::string reason_of(const std::variant<position_row, rejected_entry>& r) {
+  const auto* rejected = std::get_if<rejected_entry>(&r);
+  return rejected ? rejected->reason : "";
+}
+
+TEST(TelemetryEntry, AFormat2EntryBecomesARowWithEveryField) {
+  const auto parsed = parse_entry("1700000000999-3", v2_entry(), fmb());
+  ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
+  const auto& row = std::get<position_row>(parsed);
+  EXPECT_EQ(row.stream_id, "1700000000999-3");
+  EXPECT_EQ(row.stored_ms, 1700000000999);
+  EXPECT_EQ(row.imei, "356307042441013");
+  EXPECT_EQ(row.codec, "8E");
+  EXPECT_EQ(row.ts_ms, 1700000000123);
+  EXPECT_EQ(row.priority, 1);
+  EXPECT_EQ(row.longitude_e7, 252616688);
+  EXPECT_EQ(row.latitude_e7, -546992512);
+  EXPECT_EQ(row.altitude, -12);
+  EXPECT_EQ(row.angle, 359);
+  EXPECT_EQ(row.satellites, 12);
+  EXPECT_EQ(row.speed, 41);
+  EXPECT_EQ(row.event_io, 239);
+  EXPECT_FALSE(row.generation);
+  EXPECT_TRUE(row.extra.empty());
+  // The io object stays as stored, the 8-byte value still a string.
+  const auto io = nlohmann::json::parse(row.io);
+  EXPECT_EQ(io["78"], "18446744073709551615");
+  EXPECT_EQ(io["385"], "0a0b");
+  // Named: ignition and external voltage (66, in mV, 0.001 V) are in the table.
+  const auto named = nlohmann::json::parse(row.io_named);
+  EXPECT_EQ(named["ignition"], 1);
+  EXPECT_DOUBLE_EQ(named["external_voltage"].get<double>(), 12.345);
+}
+
+TEST(TelemetryEntry, ACodec16EntryKeepsItsGenerationType) {
+  const auto parsed = parse_entry("1-0", with(with(v2_entry(), "codec", "16"), "gen", "5"), fmb());
+  ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
+  EXPECT_EQ(std::get<position_row>(parsed).generation, 5);
+}
+
+TEST(TelemetryEntry, AFormat1EntryHasNoCodecAndStillBecomesARow) {
+  auto old = without(without(without(v2_entry(), "v"), "codec"), "gen");
+  const auto parsed = parse_entry("1-0", old, fmb());
+  ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
+  EXPECT_FALSE(std::get<position_row>(parsed).codec);
+}
+
+TEST(TelemetryEntry, FieldsItDoesNotKnowAreKeptInExtra) {
+  const auto parsed = parse_entry("1-0", with(v2_entry(), "odo_src", "can"), fmb());
+  ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
+  EXPECT_EQ(nlohmann::json::parse(std::get<position_row>(parsed).extra),
+            nlohmann::json({{"odo_src", "can"}}));
+}
+
+TEST(TelemetryEntry, ANewerFormatIsRejectedWithTheVersionNamed) {
+  const auto parsed = parse_entry("1-0", with(v2_entry(), "v", "3"), fmb());
+  EXPECT_EQ(reason_of(parsed),
+            "entry format v=3 is newer than this sink reads (v=2); upgrade tgw sink");
+  const auto& rejected = std::get<rejected_entry>(parsed);
+  EXPECT_EQ(rejected.stream_id, "1-0");
+  EXPECT_EQ(nlohmann::json::parse(rejected.fields)["v"], "3");
+}
+
+TEST(TelemetryEntry, EachMalformedFieldIsRejectedPrecisely) {
+  const std::vector<std::pair<entry_fields, std::string>> cases = {
+      {without(v2_entry(), "lat"), "field lat is missing"},
+      {without(v2_entry(), "codec"), "field codec is missing"},
+      {with(v2_entry(), "imei", "35630704244101x"),
+       "field imei '35630704244101x' is not 15 or 16 digits"},
+      {with(v2_entry(), "codec", "12"), "field codec '12' is not 8, 8E or 16"},
+      {with(v2_entry(), "ts", "soon"), "field ts 'soon' is not an integer"},
+      {with(v2_entry(), "ts", "-5"), "field ts -5 is out of range [0, 253402300799999]"},
+      {with(v2_entry(), "sat", "256"), "field sat 256 is out of range [0, 255]"},
+      {with(v2_entry(), "lon", "2147483648"),
+       "field lon 2147483648 is out of range [-2147483648, 2147483647]"},
+      {with(v2_entry(), "gen", "x"), "field gen 'x' is not 0-255"},
+      {with(v2_entry(), "io", "[1,2]"), "field io is not a JSON object"},
+      {with(v2_entry(), "io", "{\"239\":"), "field io is not a JSON object"},
+      {with(v2_entry(), "io", R"({"ign":1})"), "field io has key 'ign', not an IO id"},
+      {with(v2_entry(), "io", R"({"1":1.5})"),
+       "field io has id 1 with a value that is neither integer nor string"},
+      {with(v2_entry(), "v", "two"), "field v 'two' is not a format version"},
+  };
+  for (const auto& [fields, reason] : cases)
+    EXPECT_EQ(reason_of(parse_entry("1-0", fields, fmb())), reason);
+  EXPECT_EQ(reason_of(parse_entry("nope", v2_entry(), fmb())), "entry id 'nope' is not <ms>-<seq>");
+}
+
+TEST(TelemetryEntry, EntryIdsGiveTheirStoringTime) {
+  EXPECT_EQ(entry_id_ms("1700000000000-0"), 1700000000000);
+  EXPECT_FALSE(entry_id_ms("1700000000000"));
+  EXPECT_FALSE(entry_id_ms("-1"));
+  EXPECT_FALSE(entry_id_ms("12-x"));
+}
+
+}  // namespace
+}  // namespace tgw::infra::sink
