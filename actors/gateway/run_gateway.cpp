@@ -157,9 +157,8 @@ infra::metrics::live_gauges live_gauges(std::vector<const infra::net::tcp_server
   g.consumer_pending_entries = per_group(
       [](const infra::telemetry::group_progress& p) { return static_cast<double>(p.pending); });
   g.consumer_lag_seconds = per_group([](const infra::telemetry::group_progress& p) {
-    if (p.lag_entries == 0 && p.pending == 0) return 0.0;
-    // Stream ids start with the ms the entry was stored at.
-    const double stored_ms = std::strtod(p.oldest_needed.c_str(), nullptr);
+    if (!p.oldest_needed_stored_ms) return 0.0;
+    const auto stored_ms = static_cast<double>(*p.oldest_needed_stored_ms);
     const double now_ms =
         static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())

@@ -64,7 +64,25 @@ std::optional<retention_view> read_retention(redis::connection& conn, const std:
         error = summary.is_error() ? summary.text : "unexpected XPENDING reply";
         return std::nullopt;
       }
-      p.oldest_needed = summary.elements[1].text;
+      // Acknowledged between XINFO and XPENDING: nothing pending any more.
+      if (summary.elements[1].is_nil()) {
+        p.pending = 0;
+      } else {
+        p.oldest_needed = summary.elements[1].text;
+        p.oldest_needed_stored_ms = static_cast<std::int64_t>(parse_id(p.oldest_needed).first);
+      }
+    }
+    if (!p.oldest_needed_stored_ms && p.lag_entries != 0) {
+      // The first entry not yet delivered, if there is one: its id says when it was
+      // stored, which the bound (last delivered + 1) does not.
+      const auto first = conn.command({"XRANGE", stream, "(" + last, "+", "COUNT", "1"});
+      if (first.is_error()) {
+        error = first.text;
+        return std::nullopt;
+      }
+      if (!first.elements.empty() && !first.elements[0].elements.empty())
+        p.oldest_needed_stored_ms =
+            static_cast<std::int64_t>(parse_id(first.elements[0].elements[0].text).first);
     }
     view.groups.push_back(std::move(p));
   }

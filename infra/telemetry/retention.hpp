@@ -20,6 +20,9 @@ struct group_progress {
   /// The oldest entry the group still needs: its oldest pending entry, or the first
   /// after the last it was delivered. Entries below it are acknowledged.
   std::string oldest_needed;
+  /// When that entry was stored (ms, from its id) if it exists: nullopt when the group
+  /// has everything delivered and acknowledged.
+  std::optional<std::int64_t> oldest_needed_stored_ms;
 };
 
 /// The stream's consumer groups and where the stream may be trimmed.
@@ -31,8 +34,8 @@ struct retention_view {
   std::optional<std::string> trim_below;
 };
 
-/// Reads the groups of `stream` (XINFO GROUPS, XPENDING). nullopt with `error` set
-/// when Redis refuses.
+/// Reads the groups of `stream` (XINFO GROUPS, XPENDING, and XRANGE for the first entry
+/// a group has not been delivered). nullopt with `error` set when Redis refuses.
 std::optional<retention_view> read_retention(redis::connection& conn, const std::string& stream,
                                              std::string& error);
 

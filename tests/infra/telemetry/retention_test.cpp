@@ -96,6 +96,31 @@ TEST_F(Retention, EverythingDeliveredAndAcknowledgedGoesButNothingUndelivered) {
   EXPECT_EQ(remaining().size(), 3U);
 }
 
+TEST_F(Retention, TheOldestNeededEntryIsAnEntryWithItsStoringTime) {
+  const auto ms = [](const std::string& id) { return std::stoll(id.substr(0, id.find('-'))); };
+  redis.command({"XGROUP", "CREATE", stream, "sink", "0"});
+  std::string error;
+  // Nothing delivered: the first entry of the stream.
+  auto view = read_retention(redis, stream, error);
+  ASSERT_TRUE(view.has_value()) << error;
+  EXPECT_EQ(view->groups[0].oldest_needed_stored_ms, ms(ids[0]));
+  // Delivered and acknowledged up to 7: the first undelivered, 8, not 7's id plus one.
+  read("sink", 7);
+  for (int i = 1; i <= 7; ++i) ack("sink", i);
+  view = read_retention(redis, stream, error);
+  EXPECT_EQ(view->groups[0].oldest_needed_stored_ms, ms(ids[7]));
+  // 8 delivered, not acknowledged: 8.
+  read("sink", 1);
+  view = read_retention(redis, stream, error);
+  EXPECT_EQ(view->groups[0].oldest_needed, ids[7]);
+  EXPECT_EQ(view->groups[0].oldest_needed_stored_ms, ms(ids[7]));
+  // Everything delivered and acknowledged: no entry needed, no age.
+  read("sink", 10);
+  for (int i = 8; i <= 10; ++i) ack("sink", i);
+  view = read_retention(redis, stream, error);
+  EXPECT_FALSE(view->groups[0].oldest_needed_stored_ms);
+}
+
 TEST(RetentionIds, CompareByMillisecondsThenSequence) {
   EXPECT_TRUE(stream_id_less("9-5", "10-0"));
   EXPECT_TRUE(stream_id_less("10-2", "10-10"));
