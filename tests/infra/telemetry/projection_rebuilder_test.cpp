@@ -1,5 +1,7 @@
 #include "infra/telemetry/projection_rebuilder.hpp"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -226,7 +228,10 @@ TEST_F(ProjectionRebuilder, RedisDownIsAnError) {
 /// Runs the tgw binary and returns its exit code and output.
 std::pair<int, std::string> tgw(const std::vector<std::string>& args) {
   static int n = 0;
-  const std::string log = ::testing::TempDir() + "/projections_" + std::to_string(++n) + ".log";
+  // The pid too: ctest -j runs the tests of this file in parallel processes, which
+  // would otherwise share (and delete) each other's logs.
+  const std::string log = ::testing::TempDir() + "/projections_" + std::to_string(::getpid()) +
+                          "_" + std::to_string(++n) + ".log";
   std::remove(log.c_str());
   std::vector<std::string> argv = {TGW_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
