@@ -114,7 +114,10 @@ int run_sink(sink_options& o) {
       return 2;
     }
   }
-  sink::stream_sink worker(s, conn, pg, std::move(*names), counters);
+  // The committer's own connection: a hiredis context belongs to one thread.
+  redis::connection acker({*where, std::chrono::milliseconds{2000}, std::chrono::milliseconds{5000},
+                           "tgw-sink-ack-" + s.consumer});
+  sink::stream_sink worker(s, conn, acker, pg, std::move(*names), counters);
   return worker.run();
 }
 

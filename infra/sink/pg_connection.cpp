@@ -54,7 +54,13 @@ bool pg_connection::ensure_connected(std::string& error) {
   const std::array<const char*, 6> values{"5",  "15000",      application_name_.c_str(),
                                           "30", dsn_.c_str(), nullptr};
   conn_ = PQconnectdbParams(keys.data(), values.data(), 1);
-  if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) return true;
+  if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) {
+    // libpq prints server notices to stderr by default; "relation already exists,
+    // skipping" from every CREATE ... IF NOT EXISTS is not news.
+    PQsetNoticeProcessor(
+        conn_, [](void*, const char*) {}, nullptr);
+    return true;
+  }
   error = conn_ == nullptr ? "out of memory" : trimmed(PQerrorMessage(conn_));
   if (error.empty()) error = "connection failed";
   disconnect();

@@ -2,105 +2,11 @@
 
 #include <signal.h>
 
-#include <charconv>
 #include <utility>
 
-#include "infra/json/frame_json.hpp"
+#include "infra/sink/copy_text.hpp"
 
 namespace tgw::infra::sink {
-namespace {
-
-// COPY text format: backslash, tab, newline and carriage return are escaped.
-void append_escaped(std::string& out, std::string_view text) {
-  for (const char c : text) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        out += c;
-    }
-  }
-}
-
-void append_integer(std::string& out, std::int64_t v) {
-  char buf[24];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, end);
-}
-
-// Degrees from degrees x 10^7, as the shortest text that reads back as the same double.
-void append_degrees(std::string& out, std::int64_t e7) {
-  char buf[32];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<double>(e7) / 1e7);
-  out.append(buf, end);
-}
-
-void append_time(std::string& out, std::int64_t ms) {
-  out += iso8601_utc_ms(static_cast<std::uint64_t>(ms));
-}
-
-}  // namespace
-
-const char* position_columns() {
-  return "stream_id, stored_at, imei, codec, ts, priority, latitude, longitude, altitude, angle, "
-         "satellites, speed, event_io, generation, io, io_named, extra";
-}
-
-std::string copy_text(const std::vector<position_row>& rows) {
-  std::string out;
-  out.reserve(rows.size() * 320);
-  for (const position_row& r : rows) {
-    append_escaped(out, r.stream_id);
-    out += '\t';
-    append_time(out, r.stored_ms);
-    out += '\t';
-    append_escaped(out, r.imei);
-    out += '\t';
-    if (r.codec)
-      append_escaped(out, *r.codec);
-    else
-      out += "\\N";
-    out += '\t';
-    append_time(out, r.ts_ms);
-    out += '\t';
-    append_integer(out, r.priority);
-    out += '\t';
-    append_degrees(out, r.latitude_e7);
-    out += '\t';
-    append_degrees(out, r.longitude_e7);
-    for (const std::int32_t v : {r.altitude, r.angle, r.satellites, r.speed, r.event_io}) {
-      out += '\t';
-      append_integer(out, v);
-    }
-    out += '\t';
-    if (r.generation)
-      append_integer(out, *r.generation);
-    else
-      out += "\\N";
-    out += '\t';
-    append_escaped(out, r.io);
-    out += '\t';
-    append_escaped(out, r.io_named);
-    out += '\t';
-    if (r.extra.empty())
-      out += "\\N";
-    else
-      append_escaped(out, r.extra);
-    out += '\n';
-  }
-  return out;
-}
-
 position_writer::position_writer(pg_connection& pg, std::string stream, std::string failpoint)
     : pg_(pg), stream_(std::move(stream)), failpoint_(std::move(failpoint)) {}
 
@@ -176,6 +82,12 @@ bool position_writer::copy_idempotent(const std::string& data, long& inserted, p
 
 write_outcome position_writer::write(const std::vector<position_row>& rows,
                                      const std::vector<rejected_entry>& rejected) {
+  return write(rows, rejected, copy_text(rows));
+}
+
+write_outcome position_writer::write(const std::vector<position_row>& rows,
+                                     const std::vector<rejected_entry>& rejected,
+                                     const std::string& data) {
   std::string error;
   if (!ensure_partitions(rows, error)) {
     write_outcome out;
@@ -183,7 +95,6 @@ write_outcome position_writer::write(const std::vector<position_row>& rows,
     out.connection_lost = !pg_.connected();
     return out;
   }
-  const std::string data = copy_text(rows);
   auto r = pg_.exec("BEGIN");
   if (!r.ok) return fail(r, "BEGIN");
   long inserted = static_cast<long>(rows.size());

@@ -38,6 +38,9 @@ class position_writer {
 
   write_outcome write(const std::vector<position_row>& rows,
                       const std::vector<rejected_entry>& rejected);
+  /// The same with the rows already as COPY text (copy_text(rows)), made elsewhere.
+  write_outcome write(const std::vector<position_row>& rows,
+                      const std::vector<rejected_entry>& rejected, const std::string& copy);
 
  private:
   bool ensure_partitions(const std::vector<position_row>& rows, std::string& error);
@@ -52,10 +55,5 @@ class position_writer {
   day_partitions partitions_;
   bool staging_ready_ = false;
 };
-
-/// The rows as COPY text format, in the column order of position_columns().
-[[nodiscard]] std::string copy_text(const std::vector<position_row>& rows);
-/// The column list COPY and the staging table use, in positions' order.
-[[nodiscard]] const char* position_columns();
 
 }  // namespace tgw::infra::sink

@@ -1,6 +1,9 @@
 #include "infra/sink/stream_sink.hpp"
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -10,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "infra/app/termination.hpp"
+#include "infra/sink/copy_text.hpp"
 #include "infra/sink/position_writer.hpp"
 #include "infra/sink/telemetry_entry.hpp"
 
@@ -22,6 +26,7 @@ struct stream_sink::batch {
   std::vector<std::string> ids;  ///< Every entry read, to acknowledge after the commit.
   std::vector<position_row> rows;
   std::vector<rejected_entry> rejected;
+  std::string copy;         ///< The rows as COPY text, made on the reading thread.
   std::size_t deleted = 0;  ///< Pending entries trimmed away: nothing to store.
   std::int64_t newest_stored_ms = 0;
   [[nodiscard]] bool empty() const noexcept { return ids.empty(); }
@@ -37,18 +42,82 @@ std::int64_t now_ms() {
 
 }  // namespace
 
-stream_sink::stream_sink(sink_settings settings, redis::connection& redis, pg_connection& pg,
+// The one-batch queue between the reading thread and the committer.
+class stream_sink::handoff {
+ public:
+  /// Waits until the committer has taken the previous batch. False once closed.
+  bool push(batch&& b) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !waiting_ || closed_; });
+    if (closed_) return false;
+    waiting_ = std::move(b);
+    changed_.notify_all();
+    return true;
+  }
+  /// The next batch; nullopt once closed and empty. The batch counts as in progress
+  /// until done() is called.
+  std::optional<batch> pop() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return waiting_ || closed_; });
+    if (!waiting_) return std::nullopt;
+    std::optional<batch> b = std::move(waiting_);
+    waiting_.reset();
+    busy_ = true;
+    changed_.notify_all();
+    return b;
+  }
+  void done() {
+    std::lock_guard lock(mutex_);
+    busy_ = false;
+    changed_.notify_all();
+  }
+  /// Waits until every batch handed over is committed and acknowledged (or closed).
+  void wait_idle() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return (!waiting_ && !busy_) || closed_; });
+  }
+  [[nodiscard]] bool idle() {
+    std::lock_guard lock(mutex_);
+    return !waiting_ && !busy_;
+  }
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<batch> waiting_;
+  bool busy_ = false;
+  bool closed_ = false;
+};
+
+stream_sink::stream_sink(sink_settings settings, redis::connection& reader,
+                         redis::connection& acker, pg_connection& pg,
                          telemetry::io_dictionary names, sink_counters& counters)
     : s_(std::move(settings)),
-      redis_(redis),
+      redis_(reader),
+      acker_(acker),
       pg_(pg),
       names_(std::move(names)),
-      counters_(counters) {}
+      counters_(counters),
+      handoff_(std::make_unique<handoff>()) {}
+
+stream_sink::~stream_sink() = default;
+
+bool stream_sink::stopping() {
+  if (stop_.load()) return true;
+  // Either thread may take the signal; both see it through stop_.
+  if (termination_requested()) stop_ = true;
+  return stop_.load();
+}
 
 bool stream_sink::pause(std::chrono::milliseconds how_long) {
   const auto until = clock_type::now() + how_long;
   while (clock_type::now() < until) {
-    if (termination_requested()) return false;
+    if (stopping()) return false;
     std::this_thread::sleep_for(std::min<clock_type::duration>(100ms, until - clock_type::now()));
   }
   return true;
@@ -57,6 +126,16 @@ bool stream_sink::pause(std::chrono::milliseconds how_long) {
 bool stream_sink::ensure_group() {
   std::chrono::milliseconds backoff = 500ms;
   while (true) {
+    // Look before creating: XGROUP CREATE is refused when Redis is out of memory, which
+    // is exactly when the sink must get going and drain the stream.
+    const auto groups = redis_.command({"XINFO", "GROUPS", s_.stream});
+    if (groups.is_array())
+      for (const auto& g : groups.elements)
+        for (std::size_t i = 0; i + 1 < g.elements.size(); i += 2)
+          if (g.elements[i].text == "name" && g.elements[i + 1].text == s_.group) {
+            counters_.redis_up = true;
+            return true;
+          }
     const auto r =
         redis_.command({"XGROUP", "CREATE", s_.stream, s_.group, s_.group_start, "MKSTREAM"});
     if (!r.is_error()) {
@@ -99,6 +178,9 @@ bool stream_sink::read(batch& b, source from) {
     if (from == source::own_pending)
       reply = redis_.command({"XREADGROUP", "GROUP", s_.group, s_.consumer, "COUNT", count,
                               "STREAMS", s_.stream, "0"});
+    else if (s_.until_drained)  // Drained means nothing there now: no wait for more.
+      reply = redis_.command({"XREADGROUP", "GROUP", s_.group, s_.consumer, "COUNT", count,
+                              "STREAMS", s_.stream, ">"});
     else
       reply = redis_.command({"XREADGROUP", "GROUP", s_.group, s_.consumer, "COUNT", count, "BLOCK",
                               block, "STREAMS", s_.stream, ">"});
@@ -149,13 +231,12 @@ bool stream_sink::read(batch& b, source from) {
   return true;
 }
 
-bool stream_sink::store(const batch& b) {
+bool stream_sink::store(position_writer& writer, const batch& b) {
   if (b.rows.empty() && b.rejected.empty()) return true;
-  position_writer& writer = *writer_;
   std::chrono::milliseconds backoff = 500ms;
   while (true) {
     const auto started = clock_type::now();
-    const write_outcome out = writer.write(b.rows, b.rejected);
+    const write_outcome out = writer.write(b.rows, b.rejected, b.copy);
     if (out.committed) {
       const double took = std::chrono::duration<double>(clock_type::now() - started).count();
       counters_.commit_seconds_sum.store(counters_.commit_seconds_sum.load() + took);
@@ -189,18 +270,33 @@ bool stream_sink::store(const batch& b) {
 bool stream_sink::acknowledge(const batch& b) {
   std::vector<std::string> argv{"XACK", s_.stream, s_.group};
   argv.insert(argv.end(), b.ids.begin(), b.ids.end());
-  const auto r = redis_.command(argv);
-  if (r.is_error()) {
+  std::chrono::milliseconds backoff = 500ms;
+  while (true) {
+    const auto r = acker_.command(argv);
+    if (!r.is_error()) break;
+    // Committed, so acknowledging again is always right; until then the entries stay
+    // pending, and a crash meanwhile only delivers them again.
     ++counters_.redis_failures;
-    if (counters_.redis_up.exchange(false))
+    if (counters_.redis_up.exchange(false) || backoff >= 10s)
       spdlog::error(
           "sink: XACK on Redis {}: {}; the batch is committed and stays pending until "
-          "it is acknowledged",
-          redis_.server(), r.text);
-    return false;
+          "it is acknowledged, retrying in {} ms",
+          acker_.server(), r.text, backoff.count());
+    if (!pause(backoff)) return false;
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, 10s);
   }
   counters_.deleted += b.deleted;
   return true;
+}
+
+void stream_sink::commit_loop(position_writer& writer) {
+  while (auto b = handoff_->pop()) {
+    // Stopping during a retry leaves the batch unacknowledged, to be delivered again.
+    const bool done = store(writer, *b) && acknowledge(*b);
+    handoff_->done();
+    if (!done) break;
+  }
+  handoff_->close();  // The reader must not wait on a committer that is gone.
 }
 
 void stream_sink::progress() {
@@ -222,7 +318,6 @@ void stream_sink::progress() {
 
 int stream_sink::run() {
   position_writer writer(pg_, s_.stream, s_.failpoint);
-  writer_ = &writer;
   spdlog::info("sink: {} -> PostgreSQL {}, group {} as consumer {}, batches of {}", s_.stream,
                pg_.describe(), s_.group, s_.consumer, s_.batch);
   if (!ensure_group()) return 0;
@@ -230,15 +325,18 @@ int stream_sink::run() {
   next_progress_ = clock_type::now() + s_.progress_interval;
   last_progress_ = clock_type::now();
   records_at_progress_ = counters_.records.load();
-  // Own pending entries first: what this consumer read before a crash or before a
-  // failed XACK.
+  std::thread committer([this, &writer] { commit_loop(writer); });
+  // Own pending entries first: what this consumer read before a crash.
   source from = source::own_pending;
-  while (!termination_requested()) {
+  while (!stopping()) {
     progress();
     if (from == source::fresh && clock_type::now() >= next_claim_) from = source::claims;
     batch b;
     if (!read(b, from)) {
-      from = source::own_pending;  // After a Redis failure, start from what we hold.
+      // After a Redis failure start again from what this consumer holds, once the
+      // batches in flight are through (not to deliver them to ourselves twice).
+      handoff_->wait_idle();
+      from = source::own_pending;
       if (!pause(1s)) break;
       continue;
     }
@@ -252,25 +350,28 @@ int stream_sink::run() {
         }
         from = source::fresh;
       } else {
-        counters_.lag_seconds = 0;
+        if (handoff_->idle()) counters_.lag_seconds = 0;
         // Drained: nothing new, and one sweep for a stopped consumer's entries is done.
         if (s_.until_drained && swept_) break;
       }
       continue;
     }
-    if (!store(b)) break;  // Termination while PostgreSQL was away: nothing acknowledged.
-    if (!acknowledge(b)) {
-      from = source::own_pending;
-      if (!pause(1s)) break;
-      continue;
-    }
-    if (from == source::claims && claim_cursor_ == "0-0") {
+    b.copy = copy_text(b.rows);
+    if (!handoff_->push(std::move(b))) break;  // The committer stopped.
+    if (from == source::own_pending) {
+      // The next read of own pending entries would return this batch again until it is
+      // acknowledged.
+      handoff_->wait_idle();
+    } else if (from == source::claims && claim_cursor_ == "0-0") {
       next_claim_ = clock_type::now() + s_.claim_interval;
       swept_ = true;
       from = source::fresh;
     }
   }
-  writer_ = nullptr;
+  // Drained or stopping: the committer finishes what it holds (unless stopping) and ends.
+  handoff_->wait_idle();
+  handoff_->close();
+  committer.join();
   next_progress_ = {};
   progress();
   spdlog::info("sink: stopped");

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "infra/redis/connection.hpp"
@@ -24,53 +26,66 @@ struct sink_settings {
   std::chrono::milliseconds claim_idle{60000};
   std::chrono::milliseconds claim_interval{5000};
   std::chrono::milliseconds progress_interval{10000};
-  bool until_drained = false;  ///< Stop once a read finds nothing new.
+  bool until_drained = false;  ///< Stop once a read (not waiting) finds nothing new.
   std::string failpoint;       ///< Tests only: see position_writer.
 };
 
-/// Moves records from a telemetry stream into PostgreSQL through a Redis consumer group,
-/// on the calling thread, until termination is requested (or, with until_drained, the
-/// stream has nothing new).
+/// Moves records from a telemetry stream into PostgreSQL through a Redis consumer group
+/// until termination is requested (or, with until_drained, the stream has nothing new).
 ///
-/// Every entry is acknowledged (XACK) only after the transaction that wrote it
-/// committed. In between it stays pending in the group: after a crash this consumer
-/// reads its own pending entries first when it starts, and any other consumer of the
-/// group takes over entries pending longer than claim_idle (XAUTOCLAIM). Committing a
-/// batch again is a no-op (position_writer), so delivery at least once is stored once.
+/// Two threads, so that PostgreSQL's work on one batch overlaps the sink's on the next:
+/// the calling thread reads entries (XREADGROUP, XAUTOCLAIM on `reader`) and turns them
+/// into rows and COPY text; a committer thread writes each batch in one transaction and
+/// then acknowledges it (XACK on `acker`). At most one batch waits between them.
 ///
-/// PostgreSQL or Redis away: the batch in hand is retried, with backoff up to 10 s, and
-/// nothing more is read; nothing is acknowledged until it is committed.
+/// Every entry is acknowledged only after the transaction that wrote it committed. In
+/// between it stays pending in the group: after a crash this consumer reads its own
+/// pending entries first when it starts, and any other consumer of the group takes
+/// over entries pending longer than claim_idle (XAUTOCLAIM). Committing a batch again
+/// is a no-op (position_writer), so delivery at least once is stored once.
+///
+/// PostgreSQL away: the batch in hand is retried, with backoff up to 10 s, and reading
+/// stops once the next batch waits. Redis away: reads and the XACK of a committed batch
+/// are retried the same way.
 class stream_sink {
  public:
-  stream_sink(sink_settings settings, redis::connection& redis, pg_connection& pg,
-              telemetry::io_dictionary names, sink_counters& counters);
+  stream_sink(sink_settings settings, redis::connection& reader, redis::connection& acker,
+              pg_connection& pg, telemetry::io_dictionary names, sink_counters& counters);
+  ~stream_sink();
+  stream_sink(const stream_sink&) = delete;
+  stream_sink& operator=(const stream_sink&) = delete;
 
   /// Runs until done. 0: stopped on request or drained.
   int run();
 
  private:
   struct batch;
+  class handoff;
   enum class source { own_pending, claims, fresh };
 
   bool ensure_group();
   bool read(batch& b, source from);
-  bool store(const batch& b);
+  void commit_loop(position_writer& writer);
+  bool store(position_writer& writer, const batch& b);
   bool acknowledge(const batch& b);
   void progress();
   bool pause(std::chrono::milliseconds how_long);
+  bool stopping();
 
   sink_settings s_;
   redis::connection& redis_;
+  redis::connection& acker_;
   pg_connection& pg_;
   telemetry::io_dictionary names_;
   sink_counters& counters_;
+  std::unique_ptr<handoff> handoff_;
+  std::atomic<bool> stop_{false};
   std::string claim_cursor_ = "0-0";
   bool swept_ = false;  ///< A claim sweep has gone through the whole pending list.
   std::chrono::steady_clock::time_point next_claim_;
   std::chrono::steady_clock::time_point next_progress_;
-  std::uint64_t records_at_progress_ = 0;
   std::chrono::steady_clock::time_point last_progress_;
-  position_writer* writer_ = nullptr;  ///< Set while run() runs.
+  std::uint64_t records_at_progress_ = 0;
 };
 
 }  // namespace tgw::infra::sink

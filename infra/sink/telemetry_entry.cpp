@@ -59,10 +59,50 @@ bool digits_only(std::string_view s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
 }
 
+// PostgreSQL's text and jsonb refuse NUL (jsonb also its escape \u0000): a NUL byte
+// becomes U+FFFD, so that a rejected entry is always storable.
+std::string without_nul(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c == '\0')
+      out += "\xEF\xBF\xBD";
+    else
+      out += c;
+  }
+  return out;
+}
+
 std::string fields_json(const entry_fields& fields) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : fields) j[key] = value;
+  for (const auto& [key, value] : fields) j[without_nul(key)] = without_nul(value);
+  // Invalid UTF-8 is replaced too: jsonb takes UTF-8 only.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A value quoted in a reason: printable ASCII, others as \xNN, at most 40 bytes shown.
+std::string shown(std::string_view value) {
+  std::string out;
+  for (const char c : value.substr(0, 40)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f && c != '\\') {
+      out += c;
+    } else {
+      constexpr const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[byte >> 4];
+      out += hex[byte & 0xF];
+    }
+  }
+  if (value.size() > 40) out += "...";
+  return out;
+}
+
+bool holds_nul_escape(std::string_view json) {
+  for (std::size_t at = json.find("\\u"); at != std::string_view::npos;
+       at = json.find("\\u", at + 1))
+    if (json.substr(at + 2, 4) == "0000") return true;
+  return false;
 }
 
 }  // namespace
@@ -85,15 +125,16 @@ std::variant<position_row, rejected_entry> parse_entry(const std::string& stream
   position_row row;
   row.stream_id = stream_id;
   const auto stored = entry_id_ms(stream_id);
-  if (!stored) return reject("entry id '" + stream_id + "' is not <ms>-<seq>");
+  if (!stored) return reject("entry id '" + shown(stream_id) + "' is not <ms>-<seq>");
   row.stored_ms = *stored;
 
   int format = 1;
   if (const auto* v = find(fields, "v")) {
     const auto parsed = integer(*v);
-    if (!parsed || *parsed < 1) return reject("field v '" + *v + "' is not a format version");
+    if (!parsed || *parsed < 1)
+      return reject("field v '" + shown(*v) + "' is not a format version");
     if (*parsed > newest_entry_format)
-      return reject("entry format v=" + *v + " is newer than this sink reads (v=" +
+      return reject("entry format v=" + shown(*v) + " is newer than this sink reads (v=" +
                     std::to_string(newest_entry_format) + "); upgrade tgw sink");
     format = static_cast<int>(*parsed);
   }
@@ -106,12 +147,12 @@ std::variant<position_row, rejected_entry> parse_entry(const std::string& stream
 
   const std::string& imei = *find(fields, "imei");
   if (!digits_only(imei) || imei.size() < 15 || imei.size() > 16)
-    return reject("field imei '" + imei + "' is not 15 or 16 digits");
+    return reject("field imei '" + shown(imei) + "' is not 15 or 16 digits");
   row.imei = imei;
   if (format >= 2) {
     const std::string& codec = *find(fields, "codec");
     if (codec != "8" && codec != "8E" && codec != "16")
-      return reject("field codec '" + codec + "' is not 8, 8E or 16");
+      return reject("field codec '" + shown(codec) + "' is not 8, 8E or 16");
     row.codec = codec;
   }
 
@@ -139,7 +180,8 @@ std::variant<position_row, rejected_entry> parse_entry(const std::string& stream
     const std::string& text = *find(fields, bounds[i].name);
     const auto v = integer(text);
     if (!v)
-      return reject(std::string("field ") + bounds[i].name + " '" + text + "' is not an integer");
+      return reject(std::string("field ") + bounds[i].name + " '" + shown(text) +
+                    "' is not an integer");
     if (*v < bounds[i].min || *v > bounds[i].max)
       return reject(std::string("field ") + bounds[i].name + " " + text + " is out of range [" +
                     std::to_string(bounds[i].min) + ", " + std::to_string(bounds[i].max) + "]");
@@ -157,7 +199,7 @@ std::variant<position_row, rejected_entry> parse_entry(const std::string& stream
 
   if (const auto* gen = find(fields, "gen"); gen != nullptr && !gen->empty()) {
     const auto v = integer(*gen);
-    if (!v || *v < 0 || *v > 255) return reject("field gen '" + *gen + "' is not 0-255");
+    if (!v || *v < 0 || *v > 255) return reject("field gen '" + shown(*gen) + "' is not 0-255");
     row.generation = static_cast<std::int32_t>(*v);
   }
 
@@ -167,18 +209,22 @@ std::variant<position_row, rejected_entry> parse_entry(const std::string& stream
   for (const auto& [key, value] : io.items()) {
     const auto id = integer(key);
     if (!id || *id < 0 || *id > 65535 || !digits_only(key))
-      return reject("field io has key '" + key + "', not an IO id");
+      return reject("field io has key '" + shown(key) + "', not an IO id");
     if (!value.is_number_integer() && !value.is_string())
       return reject("field io has id " + key + " with a value that is neither integer nor string");
   }
-  row.io = io.dump();
+  if (holds_nul_escape(io_text)) return reject("field io holds \\u0000, which jsonb refuses");
+  row.io = io_text;  // Valid JSON as it is: no need to write it again.
   row.io_named = telemetry::named_io(io, names).dump();
 
-  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : fields)
-    if (!known(key)) extra[key] = value;
-  if (!extra.empty())
-    row.extra = extra.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  bool extra = false;
+  for (const auto& [key, value] : fields) extra = extra || !known(key);
+  if (extra) {
+    entry_fields unknown;
+    for (const auto& [key, value] : fields)
+      if (!known(key)) unknown.emplace_back(key, value);
+    row.extra = fields_json(unknown);
+  }
   return row;
 }
 

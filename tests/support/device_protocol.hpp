@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "codecs/avl_encode.hpp"
 #include "codecs/command.hpp"
@@ -58,6 +59,22 @@ inline bool answer_command(const device& d, const std::string& text) {
 }
 
 /// GET http://127.0.0.1:port/path, the whole response; empty when unreachable.
+/// A Codec 8 Extended frame of `records` records one second apart from `t0` (ms), each
+/// with four IO elements of 1, 2, 4 and 8 bytes.
+inline bytes codec8e_packet(int records, std::uint64_t t0) {
+  std::vector<codecs::avl_record_data> rs;
+  for (int i = 0; i < records; ++i) {
+    codecs::avl_record_data r;
+    r.timestamp_ms = t0 + static_cast<std::uint64_t>(i) * 1000;
+    r.priority = 1;
+    r.io = {{239, 1, 1, {}}, {66, 2, 12345, {}}, {16, 4, 987654, {}}, {78, 8, 1234, {}}};
+    rs.push_back(r);
+  }
+  bytes out;
+  (void)codecs::encode_avl_frame(codecs::codec_id::codec8e, rs, out);
+  return out;
+}
+
 inline std::string http_get(std::uint16_t port, const std::string& path) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "codecs/avl_encode.hpp"
 #include "tests/support/device_protocol.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/test_device.hpp"
@@ -23,20 +22,6 @@ using namespace std::chrono_literals;
 
 constexpr const char* imei = "356307042441013";
 constexpr const char* stream = "telemetry:records";
-
-bytes packet(int records, std::uint64_t t0) {
-  std::vector<codecs::avl_record_data> rs;
-  for (int i = 0; i < records; ++i) {
-    codecs::avl_record_data r;
-    r.timestamp_ms = t0 + static_cast<std::uint64_t>(i) * 1000;
-    r.priority = 1;
-    r.io = {{239, 1, 1, {}}, {66, 2, 12345, {}}, {16, 4, 987654, {}}, {78, 8, 1234, {}}};
-    rs.push_back(r);
-  }
-  bytes out;
-  EXPECT_EQ(codecs::encode_avl_frame(codecs::codec_id::codec8e, rs, out), codecs::errc::ok);
-  return out;
-}
 
 bytes ack(std::uint32_t n) {
   return {static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
@@ -104,7 +89,7 @@ TEST_F(TelemetryRetention, OnlyEntriesEveryGroupAcknowledgedAreTrimmed) {
   d.send(handshake_packet(imei));
   ASSERT_EQ(d.receive(1), bytes{0x01});
   for (int i = 0; i < 5; ++i) {
-    d.send(packet(2, 1'700'000'000'000 + static_cast<std::uint64_t>(i) * 10'000));
+    d.send(codec8e_packet(2, 1'700'000'000'000 + static_cast<std::uint64_t>(i) * 10'000));
     ASSERT_EQ(d.receive(4), ack(2));
   }
   const auto ids = consume(10);
@@ -121,7 +106,7 @@ TEST_F(TelemetryRetention, OnlyEntriesEveryGroupAcknowledgedAreTrimmed) {
   })) << http_get(metrics_port, "/metrics");
   // A second group, created at the start, holds everything it has not read yet.
   redis.command({"XGROUP", "CREATE", stream, "audit", "0"});
-  d.send(packet(1, 1'700'000'100'000));
+  d.send(codec8e_packet(1, 1'700'000'100'000));
   ASSERT_EQ(d.receive(4), ack(1));
   for (const auto& id : ids) redis.command({"XACK", stream, "sink", id});
   for (const auto& id : consume(10)) redis.command({"XACK", stream, "sink", id});
@@ -146,7 +131,7 @@ TEST_F(TelemetryRetention, OutOfMemoryStopsTheAcksUntilTheConsumerCatchesUp) {
   std::uint64_t t = 1'700'000'000'000;
   bytes refused;
   for (int i = 0; i < 2000 && refused.empty(); ++i, t += 100'000) {
-    const bytes p = packet(25, t);
+    const bytes p = codec8e_packet(25, t);
     d.send(p);
     if (d.receive(4) != ack(25)) refused = p;  // no ACK within the receive timeout
   }

@@ -201,22 +201,31 @@ TEST_F(SinkCommand, ASinkKilledBeforeItsCommitLeavesItsEntriesToAnother) {
   auto doomed = sink({"--batch", "400", "--consumer", "doomed"}, "doomed.log", "before-commit");
   EXPECT_EQ(doomed.wait(), 128 + SIGKILL);
   EXPECT_EQ(rows(), 0);
-  EXPECT_EQ(group_field("pending"), 400);  // Read, never acknowledged.
+  // Read, never acknowledged: the batch it was committing, and the next one if its
+  // reading thread had it already.
+  const long long held = group_field("pending");
+  EXPECT_TRUE(held == 400 || held == 800) << held;
   const auto r = sink_until_drained(
       {"--consumer", "heir", "--claim-idle-ms", "1", "--claim-interval-ms", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(rows(), 1000);
   EXPECT_EQ(distinct_records(), 1000);
   EXPECT_EQ(group_field("pending"), 0);
-  EXPECT_NE(r.out.find("400 claimed"), std::string::npos) << r.out;
+  // The last progress line counts what the heir took over (with a 1 ms idle time it
+  // may also take back its own entries in flight: never fewer).
+  const auto at = r.out.rfind(" claimed");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const auto from = r.out.rfind(", ", at) + 2;
+  EXPECT_GE(std::stoll(r.out.substr(from, at - from)), held) << r.out;
 }
 
 TEST_F(SinkCommand, ASinkKilledAfterItsCommitStoresThatBatchOnceWhenItComesBack) {
   add_entries(redis_conn_, 0, 1000);
   auto doomed = sink({"--batch", "400", "--consumer", "again"}, "again.log", "after-commit");
   EXPECT_EQ(doomed.wait(), 128 + SIGKILL);
-  EXPECT_EQ(rows(), 400);                  // Committed...
-  EXPECT_EQ(group_field("pending"), 400);  // ...and not acknowledged.
+  EXPECT_EQ(rows(), 400);  // Committed, and not acknowledged (with the next batch, if read).
+  const long long held = group_field("pending");
+  EXPECT_TRUE(held == 400 || held == 800) << held;
   const auto r = sink_until_drained({"--batch", "400", "--consumer", "again"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(rows(), 1000);

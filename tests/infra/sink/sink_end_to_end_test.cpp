@@ -136,5 +136,67 @@ TEST(SinkEndToEnd, RecordsInPostgresEqualTgwDecodeOfTheFramesSent) {
   std::filesystem::remove_all(dir, ec);
 }
 
+// Redis memory is the back-pressure: full, the gateway stops ACKing; the sink drains
+// the stream into PostgreSQL, retention trims what it acknowledged, and the device's
+// resent packet is ACKed. Every ACKed record ends up in positions once.
+TEST(SinkEndToEnd, WithRedisFullTheGatewayStopsAckingUntilTheSinkDrains) {
+  postgres_server pg;
+  redis_server redis;
+  auto conn = redis.connect();
+  char tmpl[] = "/tmp/tgw-sink-full-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  ASSERT_EQ(run_command(shell_line(sink_argv(pg, redis, {"--init"}))).exit_code, 0);
+  conn.command({"XGROUP", "CREATE", "telemetry:records", "positions", "0", "MKSTREAM"});
+  const std::uint16_t port = free_port();
+  child_process serve(
+      {TGW_BINARY, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1", "--metrics-addr",
+       "", "--redis", "redis://127.0.0.1:" + std::to_string(redis.port()),
+       "--telemetry-retention-interval-ms", "200"},
+      dir + "/serve.log");
+  ASSERT_TRUE(eventually([&] { return device(port).connected(); }, 20s));
+  device d(port);
+  d.send(handshake_packet("356307042441013"));
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  const auto info = conn.command({"INFO", "memory"}).text;
+  const long used = std::atol(info.c_str() + info.find("used_memory:") + 12);
+  conn.command({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
+  conn.command({"CONFIG", "SET", "maxmemory", std::to_string(used + 400 * 1024)});
+
+  const bytes ack25{0, 0, 0, 25};
+  std::uint64_t t = 1'700'000'000'000;
+  long acked = 0;
+  bytes refused;
+  for (int i = 0; i < 2000 && refused.empty(); ++i, t += 100'000) {
+    const bytes p = codec8e_packet(25, t);
+    d.send(p);
+    if (d.receive(4) == ack25)
+      acked += 25;
+    else
+      refused = p;
+  }
+  ASSERT_FALSE(refused.empty()) << "Redis never ran out of memory";
+  EXPECT_EQ(pg.query("SELECT count(*) FROM positions"), "0");
+
+  child_process sink(sink_argv(pg, redis, {"--batch", "500"}), dir + "/sink.log");
+  EXPECT_TRUE(eventually(
+      [&] {
+        d.send(refused);
+        return d.receive(4) == ack25;
+      },
+      60s));
+  acked += 25;
+  EXPECT_TRUE(eventually(
+      [&] { return std::stol(pg.query("SELECT count(*) FROM positions")) >= acked; }, 30s));
+  EXPECT_EQ(std::stol(pg.query("SELECT count(*) FROM positions")), acked);
+  EXPECT_EQ(std::stol(pg.query("SELECT count(DISTINCT ts) FROM positions")), acked);
+  sink.signal(SIGTERM);
+  EXPECT_EQ(sink.wait(), 0);
+  serve.signal(SIGTERM);
+  EXPECT_EQ(serve.wait(), 0);
+  std::error_code ec;
+  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir, ec);
+}
+
 }  // namespace
 }  // namespace tgw::test

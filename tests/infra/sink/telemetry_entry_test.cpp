@@ -134,6 +134,22 @@ TEST(TelemetryEntry, EachMalformedFieldIsRejectedPrecisely) {
   EXPECT_EQ(reason_of(parse_entry("nope", v2_entry(), fmb())), "entry id 'nope' is not <ms>-<seq>");
 }
 
+TEST(TelemetryEntry, BytesPostgresCannotStoreAreEscapedInTheReasonAndReplacedInTheFields) {
+  const std::string junk("35\0\xff\\", 5);
+  const auto parsed =
+      parse_entry("1-0", with(with(v2_entry(), "imei", junk), std::string("k\0", 2), junk), fmb());
+  EXPECT_EQ(reason_of(parsed), "field imei '35\\x00\\xff\\x5c' is not 15 or 16 digits");
+  const auto fields = nlohmann::json::parse(std::get<rejected_entry>(parsed).fields);
+  EXPECT_EQ(fields["imei"], "35\uFFFD\uFFFD\\");
+  EXPECT_TRUE(fields.contains("k\uFFFD"));
+  const auto long_value =
+      parse_entry("1-0", with(v2_entry(), "codec", std::string(100, 'x')), fmb());
+  EXPECT_EQ(reason_of(long_value),
+            "field codec '" + std::string(40, 'x') + "...' is not 8, 8E or 16");
+  EXPECT_EQ(reason_of(parse_entry("1-0", with(v2_entry(), "io", R"({"1":"a\u0000"})"), fmb())),
+            "field io holds \\u0000, which jsonb refuses");
+}
+
 TEST(TelemetryEntry, EntryIdsGiveTheirStoringTime) {
   EXPECT_EQ(entry_id_ms("1700000000000-0"), 1700000000000);
   EXPECT_FALSE(entry_id_ms("1700000000000"));
