@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -35,6 +36,7 @@ struct sink_options {
   std::uint64_t claim_idle_ms = 60000;
   std::uint64_t claim_interval_ms = 5000;
   std::uint64_t progress_s = 10;
+  std::size_t committers = 2;
   std::string model = "fmb";
   std::string metrics_addr;
   std::string log_level = "info";
@@ -63,7 +65,8 @@ int run_sink(sink_options& o) {
     std::cerr << me << ": " << error << '\n';
     return usage ? 2 : 1;
   }
-  sink::pg_connection pg(o.dsn);
+  auto first_pg = std::make_unique<sink::pg_connection>(o.dsn);
+  sink::pg_connection& pg = *first_pg;
   if (!pg.ensure_connected(error)) {
     std::cerr << me << ": cannot connect to PostgreSQL with --dsn: " << error << '\n';
     return 1;
@@ -114,10 +117,18 @@ int run_sink(sink_options& o) {
       return 2;
     }
   }
-  // The committer's own connection: a hiredis context belongs to one thread.
-  redis::connection acker({*where, std::chrono::milliseconds{2000}, std::chrono::milliseconds{5000},
-                           "tgw-sink-ack-" + s.consumer});
-  sink::stream_sink worker(s, conn, acker, pg, std::move(*names), counters);
+  // Each committer writes on a PostgreSQL connection and acknowledges on a Redis
+  // connection of its own: a libpq or hiredis connection belongs to one thread.
+  std::vector<sink::committer_link> committers;
+  for (std::size_t i = 0; i < o.committers; ++i) {
+    sink::committer_link link;
+    link.pg = i == 0 ? std::move(first_pg) : std::make_unique<sink::pg_connection>(o.dsn);
+    link.acker = std::make_unique<redis::connection>(
+        redis::connection::options{*where, std::chrono::milliseconds{2000},
+                                   std::chrono::milliseconds{5000}, "tgw-sink-ack-" + s.consumer});
+    committers.push_back(std::move(link));
+  }
+  sink::stream_sink worker(s, conn, std::move(committers), std::move(*names), counters);
   return worker.run();
 }
 
@@ -161,6 +172,12 @@ void add_sink_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--batch", o->settings.batch, "Entries per read and per transaction")
       ->envname("TGW_SINK_BATCH")
       ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--committers", o->committers,
+                  "Threads writing batches into PostgreSQL, each on a connection of its own: "
+                  "one batch's COMMIT overlaps another's COPY")
+      ->envname("TGW_SINK_COMMITTERS")
+      ->check(CLI::Range(1, 16))
       ->capture_default_str();
   cmd->add_option("--block-ms", o->block_ms, "How long one read waits for new entries")
       ->check(CLI::Range(1, 60000))

@@ -2,9 +2,11 @@
 
 #include <signal.h>
 
+#include <algorithm>
+
 #include <utility>
 
-#include "infra/sink/copy_text.hpp"
+#include "infra/sink/copy_binary.hpp"
 
 namespace tgw::infra::sink {
 position_writer::position_writer(pg_connection& pg, std::string stream, std::string failpoint)
@@ -26,15 +28,23 @@ write_outcome position_writer::fail(const pg_result& r, const char* what) {
   return out;
 }
 
-bool position_writer::ensure_partitions(const std::vector<position_row>& rows, std::string& error) {
-  std::int64_t last = -1;
+bool position_writer::ensure_partitions(const std::vector<std::int64_t>& days, std::string& error) {
+  for (const std::int64_t day : days)
+    if (!partitions_.ensure(pg_, day, error)) return false;
+  return true;
+}
+
+prepared_rows prepared_rows::of(const std::vector<position_row>& rows) {
+  prepared_rows out;
+  out.copy = copy_binary(rows);
+  out.count = rows.size();
   for (const auto& r : rows) {
     const std::int64_t day = day_partitions::day_of(r.ts_ms);
-    if (day == last) continue;
-    last = day;
-    if (!partitions_.ensure(pg_, day, error)) return false;
+    if (out.days.empty() || out.days.back() != day) out.days.push_back(day);
   }
-  return true;
+  std::sort(out.days.begin(), out.days.end());
+  out.days.erase(std::unique(out.days.begin(), out.days.end()), out.days.end());
+  return out;
 }
 
 bool position_writer::insert_rejected(const std::vector<rejected_entry>& rejected,
@@ -64,8 +74,9 @@ bool position_writer::copy_idempotent(const std::string& data, long& inserted, p
     }
     staging_ready_ = true;
   }
-  auto r = pg_.copy_in(
-      std::string("COPY positions_incoming (") + position_columns() + ") FROM STDIN", data);
+  auto r = pg_.copy_in(std::string("COPY positions_incoming (") + position_columns() +
+                           ") FROM STDIN WITH (FORMAT binary)",
+                       data);
   if (!r.ok) {
     failed = std::move(r);
     return false;
@@ -82,14 +93,14 @@ bool position_writer::copy_idempotent(const std::string& data, long& inserted, p
 
 write_outcome position_writer::write(const std::vector<position_row>& rows,
                                      const std::vector<rejected_entry>& rejected) {
-  return write(rows, rejected, copy_text(rows));
+  return write(prepared_rows::of(rows), rejected);
 }
 
-write_outcome position_writer::write(const std::vector<position_row>& rows,
-                                     const std::vector<rejected_entry>& rejected,
-                                     const std::string& data) {
+write_outcome position_writer::write(const prepared_rows& rows,
+                                     const std::vector<rejected_entry>& rejected) {
+  const std::string& data = rows.copy;
   std::string error;
-  if (!ensure_partitions(rows, error)) {
+  if (!ensure_partitions(rows.days, error)) {
     write_outcome out;
     out.error = error;
     out.connection_lost = !pg_.connected();
@@ -97,9 +108,11 @@ write_outcome position_writer::write(const std::vector<position_row>& rows,
   }
   auto r = pg_.exec("BEGIN");
   if (!r.ok) return fail(r, "BEGIN");
-  long inserted = static_cast<long>(rows.size());
-  if (!rows.empty()) {
-    r = pg_.copy_in(std::string("COPY positions (") + position_columns() + ") FROM STDIN", data);
+  long inserted = static_cast<long>(rows.count);
+  if (rows.count > 0) {
+    r = pg_.copy_in(
+        std::string("COPY positions (") + position_columns() + ") FROM STDIN WITH (FORMAT binary)",
+        data);
     if (!r.ok && r.sqlstate == "23505") {
       // Some of these rows are in already: this batch was committed once and delivered
       // again. Start over on the path that skips them.
@@ -121,7 +134,7 @@ write_outcome position_writer::write(const std::vector<position_row>& rows,
   write_outcome out;
   out.committed = true;
   out.inserted = inserted;
-  out.duplicates = static_cast<long>(rows.size()) - inserted;
+  out.duplicates = static_cast<long>(rows.count) - inserted;
   out.rejected = static_cast<long>(rejected.size());
   return out;
 }

@@ -21,6 +21,16 @@ struct write_outcome {
   long rejected = 0;    ///< Rows in rejected_entries.
 };
 
+/// Rows ready for COPY: made on one thread, written on another, which then needs
+/// neither the rows nor their strings.
+struct prepared_rows {
+  std::string copy;                ///< copy_binary of the rows.
+  std::vector<std::int64_t> days;  ///< The days (day_partitions::day_of) of their times.
+  std::size_t count = 0;
+
+  [[nodiscard]] static prepared_rows of(const std::vector<position_row>& rows);
+};
+
 /// Writes batches of rows into `positions`, and entries it cannot read into
 /// `rejected_entries`, each batch in one transaction. Writing a batch twice changes
 /// nothing the second time: the primary key holds the stream entry id.
@@ -38,12 +48,11 @@ class position_writer {
 
   write_outcome write(const std::vector<position_row>& rows,
                       const std::vector<rejected_entry>& rejected);
-  /// The same with the rows already as COPY text (copy_text(rows)), made elsewhere.
-  write_outcome write(const std::vector<position_row>& rows,
-                      const std::vector<rejected_entry>& rejected, const std::string& copy);
+  /// The same with the rows prepared elsewhere.
+  write_outcome write(const prepared_rows& rows, const std::vector<rejected_entry>& rejected);
 
  private:
-  bool ensure_partitions(const std::vector<position_row>& rows, std::string& error);
+  bool ensure_partitions(const std::vector<std::int64_t>& days, std::string& error);
   write_outcome fail(const pg_result& r, const char* what);
   bool insert_rejected(const std::vector<rejected_entry>& rejected, pg_result& failed);
   bool copy_idempotent(const std::string& data, long& inserted, pg_result& failed);

@@ -13,7 +13,6 @@
 #include <spdlog/spdlog.h>
 
 #include "infra/app/termination.hpp"
-#include "infra/sink/copy_text.hpp"
 #include "infra/sink/position_writer.hpp"
 #include "infra/sink/telemetry_entry.hpp"
 
@@ -26,7 +25,7 @@ struct stream_sink::batch {
   std::vector<std::string> ids;  ///< Every entry read, to acknowledge after the commit.
   std::vector<position_row> rows;
   std::vector<rejected_entry> rejected;
-  std::string copy;         ///< The rows as COPY text, made on the reading thread.
+  prepared_rows prepared;   ///< The rows for COPY, made on the reading thread.
   std::size_t deleted = 0;  ///< Pending entries trimmed away: nothing to store.
   std::int64_t newest_stored_ms = 0;
   [[nodiscard]] bool empty() const noexcept { return ids.empty(); }
@@ -42,10 +41,10 @@ std::int64_t now_ms() {
 
 }  // namespace
 
-// The one-batch queue between the reading thread and the committer.
+// The queue between the reading thread and the committers: one batch waits at most.
 class stream_sink::handoff {
  public:
-  /// Waits until the committer has taken the previous batch. False once closed.
+  /// Waits until a committer has taken the previous batch. False once closed.
   bool push(batch&& b) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return !waiting_ || closed_; });
@@ -62,23 +61,23 @@ class stream_sink::handoff {
     if (!waiting_) return std::nullopt;
     std::optional<batch> b = std::move(waiting_);
     waiting_.reset();
-    busy_ = true;
+    ++busy_;
     changed_.notify_all();
     return b;
   }
   void done() {
     std::lock_guard lock(mutex_);
-    busy_ = false;
+    --busy_;
     changed_.notify_all();
   }
   /// Waits until every batch handed over is committed and acknowledged (or closed).
   void wait_idle() {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return (!waiting_ && !busy_) || closed_; });
+    changed_.wait(lock, [&] { return (!waiting_ && busy_ == 0) || closed_; });
   }
   [[nodiscard]] bool idle() {
     std::lock_guard lock(mutex_);
-    return !waiting_ && !busy_;
+    return !waiting_ && busy_ == 0;
   }
   void close() {
     std::lock_guard lock(mutex_);
@@ -90,17 +89,16 @@ class stream_sink::handoff {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::optional<batch> waiting_;
-  bool busy_ = false;
+  int busy_ = 0;
   bool closed_ = false;
 };
 
 stream_sink::stream_sink(sink_settings settings, redis::connection& reader,
-                         redis::connection& acker, pg_connection& pg,
-                         telemetry::io_dictionary names, sink_counters& counters)
+                         std::vector<committer_link> committers, telemetry::io_dictionary names,
+                         sink_counters& counters)
     : s_(std::move(settings)),
       redis_(reader),
-      acker_(acker),
-      pg_(pg),
+      committers_(std::move(committers)),
       names_(std::move(names)),
       counters_(counters),
       handoff_(std::make_unique<handoff>()) {}
@@ -160,7 +158,7 @@ bool stream_sink::ensure_group() {
 bool stream_sink::read(batch& b, source from) {
   const std::string count = std::to_string(s_.batch);
   redis::value reply;
-  const redis::value* entries = nullptr;
+  redis::value* entries = nullptr;
   if (from == source::claims) {
     reply = redis_.command({"XAUTOCLAIM", s_.stream, s_.group, s_.consumer,
                             std::to_string(s_.claim_idle.count()), claim_cursor_, "COUNT", count});
@@ -203,7 +201,8 @@ bool stream_sink::read(batch& b, source from) {
   if (!counters_.redis_up.exchange(true)) spdlog::info("sink: Redis {} is back", redis_.server());
   if (entries == nullptr) return true;
   if (from == source::claims) counters_.claimed += entries->elements.size();
-  for (const auto& entry : entries->elements) {
+  // The reply is ours: its strings move into the fields rather than being copied.
+  for (auto& entry : entries->elements) {
     const std::string& id = entry.elements.at(0).text;
     b.ids.push_back(id);
     // A pending entry trimmed from the stream since it was delivered comes back with no
@@ -213,10 +212,10 @@ bool stream_sink::read(batch& b, source from) {
       continue;
     }
     entry_fields fields;
-    const auto& kv = entry.elements[1].elements;
+    auto& kv = entry.elements[1].elements;
     fields.reserve(kv.size() / 2);
     for (std::size_t i = 0; i + 1 < kv.size(); i += 2)
-      fields.emplace_back(kv[i].text, kv[i + 1].text);
+      fields.emplace_back(std::move(kv[i].text), std::move(kv[i + 1].text));
     auto parsed = parse_entry(id, fields, names_);
     if (auto* row = std::get_if<position_row>(&parsed)) {
       if (!row->extra.empty()) ++counters_.unknown_fields;
@@ -231,12 +230,12 @@ bool stream_sink::read(batch& b, source from) {
   return true;
 }
 
-bool stream_sink::store(position_writer& writer, const batch& b) {
-  if (b.rows.empty() && b.rejected.empty()) return true;
+bool stream_sink::store(committer_link& link, position_writer& writer, const batch& b) {
+  if (b.prepared.count == 0 && b.rejected.empty()) return true;
   std::chrono::milliseconds backoff = 500ms;
   while (true) {
     const auto started = clock_type::now();
-    const write_outcome out = writer.write(b.rows, b.rejected, b.copy);
+    const write_outcome out = writer.write(b.prepared, b.rejected);
     if (out.committed) {
       const double took = std::chrono::duration<double>(clock_type::now() - started).count();
       counters_.commit_seconds_sum.store(counters_.commit_seconds_sum.load() + took);
@@ -248,9 +247,9 @@ bool stream_sink::store(position_writer& writer, const batch& b) {
         spdlog::info(
             "sink: {} of {} rows were committed before (a batch delivered again); "
             "skipped",
-            out.duplicates, b.rows.size());
+            out.duplicates, b.prepared.count);
       if (!counters_.postgres_up.exchange(true))
-        spdlog::info("sink: PostgreSQL {} takes writes", pg_.describe());
+        spdlog::info("sink: PostgreSQL {} takes writes", link.pg->describe());
       if (b.newest_stored_ms > 0)
         counters_.lag_seconds = static_cast<double>(now_ms() - b.newest_stored_ms) / 1000.0;
       return true;
@@ -267,12 +266,12 @@ bool stream_sink::store(position_writer& writer, const batch& b) {
   }
 }
 
-bool stream_sink::acknowledge(const batch& b) {
+bool stream_sink::acknowledge(redis::connection& acker, const batch& b) {
   std::vector<std::string> argv{"XACK", s_.stream, s_.group};
   argv.insert(argv.end(), b.ids.begin(), b.ids.end());
   std::chrono::milliseconds backoff = 500ms;
   while (true) {
-    const auto r = acker_.command(argv);
+    const auto r = acker.command(argv);
     if (!r.is_error()) break;
     // Committed, so acknowledging again is always right; until then the entries stay
     // pending, and a crash meanwhile only delivers them again.
@@ -281,7 +280,7 @@ bool stream_sink::acknowledge(const batch& b) {
       spdlog::error(
           "sink: XACK on Redis {}: {}; the batch is committed and stays pending until "
           "it is acknowledged, retrying in {} ms",
-          acker_.server(), r.text, backoff.count());
+          acker.server(), r.text, backoff.count());
     if (!pause(backoff)) return false;
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, 10s);
   }
@@ -289,14 +288,15 @@ bool stream_sink::acknowledge(const batch& b) {
   return true;
 }
 
-void stream_sink::commit_loop(position_writer& writer) {
+void stream_sink::commit_loop(committer_link& link, position_writer& writer) {
   while (auto b = handoff_->pop()) {
     // Stopping during a retry leaves the batch unacknowledged, to be delivered again.
-    const bool done = store(writer, *b) && acknowledge(*b);
+    const bool done = store(link, writer, *b) && acknowledge(*link.acker, *b);
     handoff_->done();
     if (!done) break;
   }
-  handoff_->close();  // The reader must not wait on a committer that is gone.
+  // A committer stops only when the sink stops: the reader must not wait on it.
+  handoff_->close();
 }
 
 void stream_sink::progress() {
@@ -317,15 +317,20 @@ void stream_sink::progress() {
 }
 
 int stream_sink::run() {
-  position_writer writer(pg_, s_.stream, s_.failpoint);
-  spdlog::info("sink: {} -> PostgreSQL {}, group {} as consumer {}, batches of {}", s_.stream,
-               pg_.describe(), s_.group, s_.consumer, s_.batch);
+  spdlog::info("sink: {} -> PostgreSQL {}, group {} as consumer {}, batches of {}, {} committers",
+               s_.stream, committers_.front().pg->describe(), s_.group, s_.consumer, s_.batch,
+               committers_.size());
   if (!ensure_group()) return 0;
   next_claim_ = clock_type::now();  // Entries a stopped consumer left: look at once.
   next_progress_ = clock_type::now() + s_.progress_interval;
   last_progress_ = clock_type::now();
   records_at_progress_ = counters_.records.load();
-  std::thread committer([this, &writer] { commit_loop(writer); });
+  std::vector<std::thread> threads;
+  for (auto& link : committers_)
+    threads.emplace_back([this, &link] {
+      position_writer writer(*link.pg, s_.stream, s_.failpoint);
+      commit_loop(link, writer);
+    });
   // Own pending entries first: what this consumer read before a crash.
   source from = source::own_pending;
   while (!stopping()) {
@@ -356,7 +361,9 @@ int stream_sink::run() {
       }
       continue;
     }
-    b.copy = copy_text(b.rows);
+    // The rows end here, on the thread that made them; the committer gets their text.
+    b.prepared = prepared_rows::of(b.rows);
+    b.rows = {};
     if (!handoff_->push(std::move(b))) break;  // The committer stopped.
     if (from == source::own_pending) {
       // The next read of own pending entries would return this batch again until it is
@@ -371,7 +378,7 @@ int stream_sink::run() {
   // Drained or stopping: the committer finishes what it holds (unless stopping) and ends.
   handoff_->wait_idle();
   handoff_->close();
-  committer.join();
+  for (auto& t : threads) t.join();
   next_progress_ = {};
   progress();
   spdlog::info("sink: stopped");

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "infra/redis/connection.hpp"
 #include "infra/sink/pg_connection.hpp"
@@ -14,6 +15,13 @@
 namespace tgw::infra::sink {
 
 class position_writer;
+
+/// What one committer thread writes with: its PostgreSQL connection and the Redis
+/// connection it acknowledges on (a connection belongs to one thread).
+struct committer_link {
+  std::unique_ptr<pg_connection> pg;
+  std::unique_ptr<redis::connection> acker;
+};
 
 struct sink_settings {
   std::string stream = "telemetry:records";
@@ -33,10 +41,11 @@ struct sink_settings {
 /// Moves records from a telemetry stream into PostgreSQL through a Redis consumer group
 /// until termination is requested (or, with until_drained, the stream has nothing new).
 ///
-/// Two threads, so that PostgreSQL's work on one batch overlaps the sink's on the next:
-/// the calling thread reads entries (XREADGROUP, XAUTOCLAIM on `reader`) and turns them
-/// into rows and COPY text; a committer thread writes each batch in one transaction and
-/// then acknowledges it (XACK on `acker`). At most one batch waits between them.
+/// Several threads, so that PostgreSQL's work on one batch overlaps the sink's on the
+/// next and one batch's COMMIT (its WAL flush) overlaps another's COPY: the calling
+/// thread reads entries (XREADGROUP, XAUTOCLAIM on `reader`) and turns them into rows
+/// and COPY data; each committer (one a committer_link) writes a batch in one
+/// transaction and then acknowledges it (XACK). At most one batch waits for a committer.
 ///
 /// Every entry is acknowledged only after the transaction that wrote it committed. In
 /// between it stays pending in the group: after a crash this consumer reads its own
@@ -49,8 +58,10 @@ struct sink_settings {
 /// are retried the same way.
 class stream_sink {
  public:
-  stream_sink(sink_settings settings, redis::connection& reader, redis::connection& acker,
-              pg_connection& pg, telemetry::io_dictionary names, sink_counters& counters);
+  /// `committers` holds at least one link.
+  stream_sink(sink_settings settings, redis::connection& reader,
+              std::vector<committer_link> committers, telemetry::io_dictionary names,
+              sink_counters& counters);
   ~stream_sink();
   stream_sink(const stream_sink&) = delete;
   stream_sink& operator=(const stream_sink&) = delete;
@@ -65,17 +76,16 @@ class stream_sink {
 
   bool ensure_group();
   bool read(batch& b, source from);
-  void commit_loop(position_writer& writer);
-  bool store(position_writer& writer, const batch& b);
-  bool acknowledge(const batch& b);
+  void commit_loop(committer_link& link, position_writer& writer);
+  bool store(committer_link& link, position_writer& writer, const batch& b);
+  bool acknowledge(redis::connection& acker, const batch& b);
   void progress();
   bool pause(std::chrono::milliseconds how_long);
   bool stopping();
 
   sink_settings s_;
   redis::connection& redis_;
-  redis::connection& acker_;
-  pg_connection& pg_;
+  std::vector<committer_link> committers_;
   telemetry::io_dictionary names_;
   sink_counters& counters_;
   std::unique_ptr<handoff> handoff_;

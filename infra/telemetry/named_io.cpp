@@ -1,5 +1,6 @@
 #include "infra/telemetry/named_io.hpp"
 
+#include <charconv>
 #include <cstdint>
 #include <exception>
 #include <optional>
@@ -13,10 +14,12 @@ nlohmann::ordered_json named_value(const io_element_info& info, const nlohmann::
   if (raw.is_number_integer() && raw.get<std::int64_t>() >= 0)
     value = static_cast<std::uint64_t>(raw.get<std::int64_t>());
   if (raw.is_string()) {
-    try {
-      value = std::stoull(raw.get<std::string>());
-    } catch (const std::exception&) {
-    }
+    // A decimal string (an 8-byte value above 2^53 - 1), all of it: a hex string (a
+    // variable-length value) is no number, even where it starts with digits.
+    const auto& text = raw.get_ref<const std::string&>();
+    std::uint64_t parsed = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+    if (ec == std::errc{} && end == text.data() + text.size() && !text.empty()) value = parsed;
   }
   if (!value || (info.multiplier == 1.0 && !info.is_signed)) return raw;
   return info.scaled(*value, info.bytes);

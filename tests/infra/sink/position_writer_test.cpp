@@ -108,7 +108,7 @@ TEST_F(PositionWriter, RejectedEntriesAreCommittedWithTheBatchOnce) {
   position_writer writer(pg_, "telemetry:records");
   const std::vector<rejected_entry> bad{{"1-9", R"({"v":"3"})", "entry format v=3 is newer"}};
   ASSERT_TRUE(writer.write({row("1-0", 1000)}, bad).committed);
-  const auto again = writer.write({}, bad);
+  const auto again = writer.write(std::vector<position_row>{}, bad);
   ASSERT_TRUE(again.committed) << again.error;
   EXPECT_EQ(server_->query("SELECT stream, stream_id, fields->>'v', reason FROM rejected_entries"),
             "telemetry:records|1-9|3|entry format v=3 is newer");
@@ -121,7 +121,7 @@ TEST_F(PositionWriter, AnEntryOfBinaryJunkIsStillStoredAsRejected) {
   const auto parsed = parse_entry("1-5", {{"v", "2"}, {"imei", junk}, {junk, junk}}, *names);
   ASSERT_TRUE(std::holds_alternative<rejected_entry>(parsed));
   position_writer writer(pg_, "telemetry:records");
-  const auto out = writer.write({}, {std::get<rejected_entry>(parsed)});
+  const auto out = writer.write(std::vector<position_row>{}, {std::get<rejected_entry>(parsed)});
   ASSERT_TRUE(out.committed) << out.error;
   EXPECT_EQ(count("rejected_entries"), "1");
 }

@@ -198,13 +198,15 @@ TEST_F(SinkCommand, EntriesItCannotReadAreKeptInRejectedEntriesAndAcknowledged) 
 
 TEST_F(SinkCommand, ASinkKilledBeforeItsCommitLeavesItsEntriesToAnother) {
   add_entries(redis_conn_, 0, 1000);
-  auto doomed = sink({"--batch", "400", "--consumer", "doomed"}, "doomed.log", "before-commit");
+  // One committer: the failpoint then stops the only writer at its first batch.
+  auto doomed = sink({"--batch", "400", "--consumer", "doomed", "--committers", "1"}, "doomed.log",
+                     "before-commit");
   EXPECT_EQ(doomed.wait(), 128 + SIGKILL);
   EXPECT_EQ(rows(), 0);
-  // Read, never acknowledged: the batch it was committing, and the next one if its
-  // reading thread had it already.
+  // Read, never acknowledged: the batch it was committing, and those its reading thread
+  // had read ahead.
   const long long held = group_field("pending");
-  EXPECT_TRUE(held == 400 || held == 800) << held;
+  EXPECT_GE(held, 400);
   const auto r = sink_until_drained(
       {"--consumer", "heir", "--claim-idle-ms", "1", "--claim-interval-ms", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -221,11 +223,11 @@ TEST_F(SinkCommand, ASinkKilledBeforeItsCommitLeavesItsEntriesToAnother) {
 
 TEST_F(SinkCommand, ASinkKilledAfterItsCommitStoresThatBatchOnceWhenItComesBack) {
   add_entries(redis_conn_, 0, 1000);
-  auto doomed = sink({"--batch", "400", "--consumer", "again"}, "again.log", "after-commit");
+  auto doomed = sink({"--batch", "400", "--consumer", "again", "--committers", "1"}, "again.log",
+                     "after-commit");
   EXPECT_EQ(doomed.wait(), 128 + SIGKILL);
   EXPECT_EQ(rows(), 400);  // Committed, and not acknowledged (with the next batch, if read).
-  const long long held = group_field("pending");
-  EXPECT_TRUE(held == 400 || held == 800) << held;
+  EXPECT_GE(group_field("pending"), 400);
   const auto r = sink_until_drained({"--batch", "400", "--consumer", "again"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(rows(), 1000);

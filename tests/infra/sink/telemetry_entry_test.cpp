@@ -150,6 +150,18 @@ TEST(TelemetryEntry, BytesPostgresCannotStoreAreEscapedInTheReasonAndReplacedInT
             "field io holds \\u0000, which jsonb refuses");
 }
 
+TEST(TelemetryEntry, AHexValueIsNamedAsItIsNeverAsANumber) {
+  // The flat form the gateway writes, and the same with spaces (the general parser):
+  // both keep a hex value that starts with digits as its text.
+  for (const char* io : {R"({"66":"12ab","239":1})", R"({ "66": "12ab", "239": 1 })"}) {
+    const auto parsed = parse_entry("1-0", with(v2_entry(), "io", io), fmb());
+    ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
+    EXPECT_EQ(nlohmann::json::parse(std::get<position_row>(parsed).io_named),
+              nlohmann::json::parse(R"({"external_voltage":"12ab","ignition":1})"))
+        << io;
+  }
+}
+
 TEST(TelemetryEntry, EntryIdsGiveTheirStoringTime) {
   EXPECT_EQ(entry_id_ms("1700000000000-0"), 1700000000000);
   EXPECT_FALSE(entry_id_ms("1700000000000"));
