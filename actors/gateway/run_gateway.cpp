@@ -144,6 +144,7 @@ infra::metrics::live_gauges live_gauges(std::vector<const infra::net::tcp_server
     return static_cast<double>(limits->handshakes_in_progress());
   };
   g.telemetry_stream_length = [retention] { return static_cast<double>(retention->view().length); };
+  g.telemetry_stream_bytes = [retention] { return static_cast<double>(retention->view().bytes); };
   g.telemetry_trimmed = [retention] { return static_cast<double>(retention->trimmed_total()); };
   auto per_group = [retention](auto value) {
     return [retention, value] {

@@ -213,6 +213,10 @@ class counters_collector final : public prometheus::Collectable {
       gauge("teltonika_telemetry_stream_entries",
             "Entries in telemetry:records at the last retention pass",
             g_.telemetry_stream_length());
+    if (g_.telemetry_stream_bytes)
+      gauge("teltonika_telemetry_stream_bytes",
+            "Redis memory telemetry:records takes at the last retention pass (sampled)",
+            g_.telemetry_stream_bytes());
     if (g_.telemetry_trimmed)
       counter("teltonika_telemetry_trimmed_total",
               "Telemetry entries this instance trimmed after every consumer group acknowledged "

@@ -26,10 +26,11 @@ struct live_gauges {
   std::function<double()> tls_certificate_expiry;
   /// Connections of limited addresses still in their handshake.
   std::function<double()> handshakes_in_progress;
-  /// The telemetry stream: its length, what retention trimmed, and per consumer group
+  /// The telemetry stream: its length and bytes, what retention trimmed, and per consumer group
   /// the entries not yet delivered, delivered but not acknowledged, and the age in
   /// seconds of the oldest entry it still needs.
   std::function<double()> telemetry_stream_length;
+  std::function<double()> telemetry_stream_bytes;
   std::function<double()> telemetry_trimmed;
   std::function<labelled()> consumer_lag_entries;
   std::function<labelled()> consumer_pending_entries;

@@ -44,6 +44,9 @@ std::optional<retention_view> read_retention(redis::connection& conn, const std:
   }
   view.length = length.integer;
   if (view.length == 0) return view;
+  // Sampled (Redis' default of 5 listpack nodes): exact would walk the whole stream.
+  if (const auto usage = conn.command({"MEMORY", "USAGE", stream}); usage.is_integer())
+    view.bytes = usage.integer;
   const auto groups = conn.command({"XINFO", "GROUPS", stream});
   if (groups.is_error()) {
     error = groups.text;

@@ -29,13 +29,17 @@ struct group_progress {
 struct retention_view {
   std::vector<group_progress> groups;
   std::int64_t length = 0;
+  /// Redis memory the stream takes (MEMORY USAGE, Redis' sampled estimate); 0 when it
+  /// does not exist.
+  std::int64_t bytes = 0;
   /// XTRIM MINID bound that keeps every entry some group has not acknowledged; nullopt
   /// when nothing may be trimmed (no group at all: no one has said what it has read).
   std::optional<std::string> trim_below;
 };
 
-/// Reads the groups of `stream` (XINFO GROUPS, XPENDING, and XRANGE for the first entry
-/// a group has not been delivered). nullopt with `error` set when Redis refuses.
+/// Reads the length and size of `stream` and its groups (XINFO GROUPS, XPENDING, and
+/// XRANGE for the first entry a group has not been delivered). nullopt with `error` set when Redis
+/// refuses.
 std::optional<retention_view> read_retention(redis::connection& conn, const std::string& stream,
                                              std::string& error);
 

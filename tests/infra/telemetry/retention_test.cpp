@@ -52,6 +52,18 @@ TEST_F(Retention, WithoutAGroupNothingIsTrimmed) {
   EXPECT_EQ(remaining().size(), 10U);
 }
 
+TEST_F(Retention, TheViewGivesTheStreamsLengthAndSize) {
+  std::string error;
+  const auto view = read_retention(redis, stream, error);
+  ASSERT_TRUE(view.has_value()) << error;
+  EXPECT_EQ(view->length, 10);
+  EXPECT_EQ(view->bytes, redis.command({"MEMORY", "USAGE", stream}).integer);
+  EXPECT_GT(view->bytes, 0);
+  const auto none = read_retention(redis, "no:such:stream", error);
+  ASSERT_TRUE(none.has_value()) << error;
+  EXPECT_EQ(none->bytes, 0);
+}
+
 TEST_F(Retention, OnlyWhatTheGroupAcknowledgedGoes) {
   redis.command({"XGROUP", "CREATE", stream, "sink", "0"});
   read("sink", 5);
