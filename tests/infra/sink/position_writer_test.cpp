@@ -146,6 +146,21 @@ TEST_F(PositionWriter, ATableDroppedUnderTheWriterIsAnErrorAndNothingIsCommitted
   EXPECT_EQ(count("positions"), "1");  // 1-1 rolled back with the failed batch.
 }
 
+TEST_F(PositionWriter, APartitionDroppedUnderTheWriterIsMadeAgainOnTheRetry) {
+  position_writer writer(pg_, "telemetry:records");
+  ASSERT_TRUE(writer.write({row("1-0", 1700006399999)}, {}).committed);
+  (void)server_->query("DROP TABLE positions_20231114");
+  // The writer still believes the day has its partition: PostgreSQL finds none for the
+  // row, the batch is not committed, and the failure is one to retry.
+  const auto out = writer.write({row("1-1", 1700006399998)}, {});
+  EXPECT_FALSE(out.committed);
+  EXPECT_TRUE(out.connection_lost) << out.error;
+  EXPECT_NE(out.error.find("no partition"), std::string::npos) << out.error;
+  const auto retry = writer.write({row("1-1", 1700006399998)}, {});
+  ASSERT_TRUE(retry.committed) << retry.error;
+  EXPECT_EQ(count("positions"), "1");
+}
+
 TEST_F(PositionWriter, AServerGoneIsAConnectionLossAndTheRetryCommits) {
   position_writer writer(pg_, "telemetry:records");
   ASSERT_TRUE(writer.write({row("1-0", 1000)}, {}).committed);
