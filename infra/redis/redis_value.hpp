@@ -37,6 +37,14 @@ struct value {
   friend bool operator==(const value&, const value&) = default;
 };
 
+/// The value after `name` in a reply that is a flat array of name, value pairs (an
+/// XINFO reply, one group of XINFO GROUPS); nullptr when the name is not there.
+[[nodiscard]] inline const value* map_field(const value& map, std::string_view name) {
+  for (std::size_t i = 0; i + 1 < map.elements.size(); i += 2)
+    if (map.elements[i].text == name) return &map.elements[i + 1];
+  return nullptr;
+}
+
 /// Redis error replies start with a code word: "BUSYGROUP ...", "NOGROUP ...".
 [[nodiscard]] inline bool error_is(const value& v, std::string_view code) {
   return v.is_error() && v.text.starts_with(code);

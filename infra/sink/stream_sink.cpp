@@ -21,6 +21,10 @@ namespace tgw::infra::sink {
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
+// Retries of Redis and PostgreSQL wait this long first, then twice as long each time.
+constexpr std::chrono::milliseconds first_backoff = 500ms;
+constexpr std::chrono::milliseconds max_backoff = 10s;
+
 struct stream_sink::batch {
   std::vector<std::string> ids;  ///< Every entry read, to acknowledge after the commit.
   std::vector<position_row> rows;
@@ -121,19 +125,24 @@ bool stream_sink::pause(std::chrono::milliseconds how_long) {
   return true;
 }
 
+bool stream_sink::back_off(std::chrono::milliseconds& wait) {
+  if (!pause(wait)) return false;
+  wait = std::min<std::chrono::milliseconds>(wait * 2, max_backoff);
+  return true;
+}
+
 bool stream_sink::ensure_group() {
-  std::chrono::milliseconds backoff = 500ms;
+  std::chrono::milliseconds backoff = first_backoff;
   while (true) {
     // Look before creating: XGROUP CREATE is refused when Redis is out of memory, which
     // is exactly when the sink must get going and drain the stream.
     const auto groups = redis_.command({"XINFO", "GROUPS", s_.stream});
     if (groups.is_array())
       for (const auto& g : groups.elements)
-        for (std::size_t i = 0; i + 1 < g.elements.size(); i += 2)
-          if (g.elements[i].text == "name" && g.elements[i + 1].text == s_.group) {
-            counters_.redis_up = true;
-            return true;
-          }
+        if (const auto* name = redis::map_field(g, "name"); name && name->text == s_.group) {
+          counters_.redis_up = true;
+          return true;
+        }
     const auto r =
         redis_.command({"XGROUP", "CREATE", s_.stream, s_.group, s_.group_start, "MKSTREAM"});
     if (!r.is_error()) {
@@ -150,8 +159,7 @@ bool stream_sink::ensure_group() {
     ++counters_.redis_failures;
     spdlog::warn("sink: cannot create consumer group {} on {}: {}; retrying in {} ms", s_.group,
                  s_.stream, r.text, backoff.count());
-    if (!pause(backoff)) return false;
-    backoff = std::min<std::chrono::milliseconds>(backoff * 2, 10s);
+    if (!back_off(backoff)) return false;
   }
 }
 
@@ -232,13 +240,13 @@ bool stream_sink::read(batch& b, source from) {
 
 bool stream_sink::store(committer_link& link, position_writer& writer, const batch& b) {
   if (b.prepared.count == 0 && b.rejected.empty()) return true;
-  std::chrono::milliseconds backoff = 500ms;
+  std::chrono::milliseconds backoff = first_backoff;
   while (true) {
     const auto started = clock_type::now();
     const write_outcome out = writer.write(b.prepared, b.rejected);
     if (out.committed) {
       const double took = std::chrono::duration<double>(clock_type::now() - started).count();
-      counters_.commit_seconds_sum.store(counters_.commit_seconds_sum.load() + took);
+      counters_.commit_seconds_sum.fetch_add(took);  // Committers add concurrently.
       counters_.records += static_cast<std::uint64_t>(out.inserted);
       counters_.duplicates += static_cast<std::uint64_t>(out.duplicates);
       counters_.rejected += static_cast<std::uint64_t>(out.rejected);
@@ -256,33 +264,31 @@ bool stream_sink::store(committer_link& link, position_writer& writer, const bat
     }
     ++counters_.postgres_failures;
     const bool was_up = counters_.postgres_up.exchange(false);
-    if (was_up || backoff >= 10s)
+    if (was_up || backoff >= max_backoff)
       spdlog::error("sink: PostgreSQL: {}; batch of {} entries not committed, retrying in {} ms",
                     out.error, b.ids.size(), backoff.count());
     if (!out.connection_lost && was_up)
       spdlog::error("sink: this needs an operator: the sink retries until it is fixed");
-    if (!pause(backoff)) return false;
-    backoff = std::min<std::chrono::milliseconds>(backoff * 2, 10s);
+    if (!back_off(backoff)) return false;
   }
 }
 
 bool stream_sink::acknowledge(redis::connection& acker, const batch& b) {
   std::vector<std::string> argv{"XACK", s_.stream, s_.group};
   argv.insert(argv.end(), b.ids.begin(), b.ids.end());
-  std::chrono::milliseconds backoff = 500ms;
+  std::chrono::milliseconds backoff = first_backoff;
   while (true) {
     const auto r = acker.command(argv);
     if (!r.is_error()) break;
     // Committed, so acknowledging again is always right; until then the entries stay
     // pending, and a crash meanwhile only delivers them again.
     ++counters_.redis_failures;
-    if (counters_.redis_up.exchange(false) || backoff >= 10s)
+    if (counters_.redis_up.exchange(false) || backoff >= max_backoff)
       spdlog::error(
           "sink: XACK on Redis {}: {}; the batch is committed and stays pending until "
           "it is acknowledged, retrying in {} ms",
           acker.server(), r.text, backoff.count());
-    if (!pause(backoff)) return false;
-    backoff = std::min<std::chrono::milliseconds>(backoff * 2, 10s);
+    if (!back_off(backoff)) return false;
   }
   counters_.deleted += b.deleted;
   return true;

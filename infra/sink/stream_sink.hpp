@@ -81,6 +81,8 @@ class stream_sink {
   bool acknowledge(redis::connection& acker, const batch& b);
   void progress();
   bool pause(std::chrono::milliseconds how_long);
+  /// Pauses for `wait`, then doubles it up to the limit; false when stopping.
+  bool back_off(std::chrono::milliseconds& wait);
   bool stopping();
 
   sink_settings s_;

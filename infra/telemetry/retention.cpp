@@ -21,13 +21,6 @@ std::string next_id(const std::string& id) {
   return std::to_string(ms) + "-" + std::to_string(seq + 1);
 }
 
-// A field of an XINFO reply, which is a flat array of name, value pairs.
-const redis::value* field(const redis::value& map, const char* name) {
-  for (std::size_t i = 0; i + 1 < map.elements.size(); i += 2)
-    if (map.elements[i].text == name) return &map.elements[i + 1];
-  return nullptr;
-}
-
 }  // namespace
 
 bool stream_id_less(const std::string& a, const std::string& b) {
@@ -54,11 +47,11 @@ std::optional<retention_view> read_retention(redis::connection& conn, const std:
   }
   for (const auto& g : groups.elements) {
     group_progress p;
-    if (const auto* v = field(g, "name")) p.name = v->text;
-    if (const auto* v = field(g, "pending")) p.pending = v->integer;
-    const auto* lag = field(g, "lag");
+    if (const auto* v = redis::map_field(g, "name")) p.name = v->text;
+    if (const auto* v = redis::map_field(g, "pending")) p.pending = v->integer;
+    const auto* lag = redis::map_field(g, "lag");
     p.lag_entries = lag != nullptr && lag->is_integer() ? lag->integer : -1;
-    const auto* delivered = field(g, "last-delivered-id");
+    const auto* delivered = redis::map_field(g, "last-delivered-id");
     const std::string last = delivered != nullptr ? delivered->text : "0-0";
     p.oldest_needed = next_id(last);
     if (p.pending > 0) {

@@ -12,6 +12,7 @@
 
 #include "tests/support/redis_server.hpp"
 #include "tests/support/run_tgw.hpp"
+#include "tests/support/telemetry_entries.hpp"
 
 namespace tgw::test {
 namespace {
@@ -24,39 +25,7 @@ constexpr const char* imei_b = "356307042441021";
 class TelemetryTail : public ::testing::Test {
  protected:
   std::string add(const char* imei, std::int64_t ts, const std::string& io) {
-    return redis
-        .command({"XADD",
-                  "telemetry:records",
-                  "*",
-                  "v",
-                  "2",
-                  "imei",
-                  imei,
-                  "codec",
-                  "8E",
-                  "ts",
-                  std::to_string(ts),
-                  "pri",
-                  "1",
-                  "lon",
-                  "252616688",
-                  "lat",
-                  "546992512",
-                  "alt",
-                  "105",
-                  "ang",
-                  "90",
-                  "sat",
-                  "12",
-                  "spd",
-                  "41",
-                  "evt",
-                  "239",
-                  "io",
-                  io,
-                  "gen",
-                  ""})
-        .text;
+    return redis.command(test::telemetry_entry_xadd(imei, ts, io)).text;
   }
   std::string tail(const std::string& args) {
     return "telemetry tail --redis redis://127.0.0.1:" + std::to_string(server.port()) + " " + args;

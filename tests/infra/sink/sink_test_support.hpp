@@ -8,47 +8,21 @@
 #include "tests/support/postgres_server.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/run_tgw.hpp"
+#include "tests/support/telemetry_entries.hpp"
 
 namespace tgw::test {
 
 /// Appends `n` format 2 entries to telemetry:records, as a gateway would, numbered from
-/// `first`: record i has ts 1700000000000 + i * 1000 and its number in io id 199.
+/// `first`: record i has ts 1700000000000 + i * 1000, one of seven devices, and its
+/// number in io id 199.
 inline void add_entries(infra::redis::connection& redis, int first, int n) {
   constexpr int chunk = 500;
   for (int at = first; at < first + n; at += chunk) {
     std::vector<std::vector<std::string>> commands;
     for (int i = at; i < std::min(first + n, at + chunk); ++i)
-      commands.push_back({"XADD",
-                          "telemetry:records",
-                          "*",
-                          "v",
-                          "2",
-                          "imei",
-                          "35630704244" + std::to_string(1000 + i % 7),
-                          "codec",
-                          "8E",
-                          "ts",
-                          std::to_string(1700000000000LL + i * 1000LL),
-                          "pri",
-                          "0",
-                          "lon",
-                          "252616688",
-                          "lat",
-                          "546992512",
-                          "alt",
-                          "105",
-                          "ang",
-                          "90",
-                          "sat",
-                          "12",
-                          "spd",
-                          std::to_string(i % 120),
-                          "evt",
-                          "0",
-                          "io",
-                          "{\"239\":1,\"199\":" + std::to_string(i) + "}",
-                          "gen",
-                          ""});
+      commands.push_back(telemetry_entry_xadd(
+          "35630704244" + std::to_string(1000 + i % 7), 1700000000000LL + i * 1000LL,
+          "{\"239\":1,\"199\":" + std::to_string(i) + "}", i % 120));
     for (const auto& reply : redis.pipeline(commands))
       if (reply.is_error()) throw std::runtime_error("XADD: " + reply.text);
   }
