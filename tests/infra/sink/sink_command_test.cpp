@@ -294,6 +294,28 @@ TEST_F(SinkCommand, ARedisRestartIsRiddenOut) {
       << log("redis.log");
 }
 
+TEST_F(SinkCommand, AnXackRedisRefusesIsRetriedAndTheCommittedBatchIsNotWrittenAgain) {
+  // A Redis user that may read the group but not acknowledge: every XACK is refused.
+  redis_conn_.command({"ACL", "SETUSER", "sink", "on", ">pw", "~*", "+@all", "-xack"});
+  add_entries(redis_conn_, 0, 500);
+  auto args = sink_argv(*pg_, redis_, {"--batch", "100"});
+  for (auto& a : args)
+    if (a.starts_with("redis://")) a = "redis://sink:pw@127.0.0.1:" + std::to_string(redis_.port());
+  child_process s(args, dir_ + "/xack.log");
+  // Committed, and all still pending: nothing was acknowledged.
+  ASSERT_TRUE(eventually([&] { return rows() >= 100; }, 30s)) << log("xack.log");
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(group_field("entries-read") - group_field("pending"), 0);
+  EXPECT_NE(log("xack.log").find("the batch is committed and stays pending"), std::string::npos)
+      << log("xack.log");
+  redis_conn_.command({"ACL", "SETUSER", "sink", "+xack"});
+  ASSERT_TRUE(eventually([&] { return rows() == 500 && group_field("pending") == 0; }, 60s))
+      << log("xack.log");
+  EXPECT_EQ(distinct_records(), 500);
+  s.signal(SIGTERM);
+  EXPECT_EQ(s.wait(), 0);
+}
+
 TEST_F(SinkCommand, TwoSinksInOneGroupShareTheStreamAndStoreEachRecordOnce) {
   auto a = sink({"--batch", "100", "--consumer", "a"}, "a.log");
   auto b = sink({"--batch", "100", "--consumer", "b"}, "b.log");
