@@ -431,8 +431,13 @@ TEST_F(Gateway, MetricsNameEachThingOnceWithItsUnit) {
   const std::uint16_t metrics_port = free_port();
   start({"--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port), "--capture-dir",
          ::testing::TempDir() + "/metrics-capture"});
-  const std::string text = scrape_metrics(metrics_port);
   const std::string id = "instance_id=\"gw-test\"";
+  // The device port accepts (the kernel's backlog) before the metrics endpoint serves.
+  std::string text;
+  ASSERT_TRUE(eventually([&] {
+    text = scrape_metrics(metrics_port);
+    return text.find("teltonika_build_info{") != std::string::npos;
+  })) << text;
   // The registry's failures have one name, the one other systems read.
   EXPECT_EQ(samples(text, "teltonika_registry_failures_total"), 1) << text;
   EXPECT_EQ(text.find("component=\"registry\""), std::string::npos) << text;
