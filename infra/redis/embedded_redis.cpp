@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,6 +89,14 @@ embedded_redis::embedded_redis(const std::string& data_dir) {
 void embedded_redis::start(const std::string& dir) {
   const std::string binary = find_redis_server();
   where_.unix_socket = dir + "/redis.sock";
+  // sockaddr_un holds 107 bytes of path: a longer one makes redis-server fail after
+  // it started, with the reason only in its own log.
+  constexpr std::size_t max_socket_path = sizeof(sockaddr_un::sun_path) - 1;
+  if (where_.unix_socket.size() > max_socket_path)
+    throw std::runtime_error("data dir " + dir + " is too long for the private Redis's socket (" +
+                             std::to_string(where_.unix_socket.size()) +
+                             " bytes with /redis.sock, " + "at most " +
+                             std::to_string(max_socket_path) + "): choose a shorter --data-dir");
   std::vector<std::string> args = {binary,
                                    "--port",
                                    "0",

@@ -15,12 +15,12 @@
 
 namespace {
 
-/// Makes /tmp/tgw-test-XXXXXX (under TMPDIR when set) readable by other users: tests that
+/// Makes /tmp/tgw-XXXXXX (under TMPDIR when set) readable by other users: tests that
 /// run as root start servers (PostgreSQL) as another user, which must reach their files.
 std::string make_private_temp_dir() {
   const char* base = std::getenv("TMPDIR");
   std::string pattern =
-      std::string(base != nullptr && base[0] != '\0' ? base : "/tmp") + "/tgw-test-XXXXXX";
+      std::string(base != nullptr && base[0] != '\0' ? base : "/tmp") + "/tgw-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) return {};
   ::chmod(pattern.c_str(), 0755);
   return pattern;

@@ -94,4 +94,20 @@ TEST(EmbeddedRedis, AMissingBinaryIsAClearError) {
   ::unsetenv("TGW_REDIS_SERVER");
 }
 
+TEST(EmbeddedRedis, ADataDirTooLongForItsSocketIsAClearError) {
+  const std::string dir = fresh_dir(std::string(100, 'd'));
+  try {
+    embedded_redis server(dir);
+    ADD_FAILURE() << "started with a socket path the kernel cannot bind";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("too long for the private Redis's socket"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("choose a shorter --data-dir"), std::string::npos)
+        << e.what();
+  }
+  // Nothing was started.
+  EXPECT_FALSE(std::filesystem::exists(dir + "/redis.sock"));
+}
+
 }  // namespace
