@@ -286,8 +286,9 @@ class tcp_connection final : public device_link,
     if (!closed_ && !reading_ && phase_ == phase::framing) wait_readable();
   }
 
-  // Waiting for readability instead of reading into a buffer keeps an idle
-  // connection without any receive buffer: memory is taken only while bytes are in.
+  // An idle connection holds no receive buffer: a plain one waits with a read into
+  // its small landing area, a TLS one waits for readability. Memory is taken only
+  // while bytes are in.
   void wait_readable() {
     if (closed_ || reading_ || in_flight_ >= limits_.max_frames_in_flight) return;
     if (unread_) {
@@ -300,7 +301,35 @@ class tcp_connection final : public device_link,
       });
       return;
     }
-    wait_socket(tcp::socket::wait_read);
+    if (tls_) {
+      wait_socket(tcp::socket::wait_read);
+    } else {
+      receive_into_landing();
+    }
+  }
+
+  // A read, not a readiness wait: Asio's reactor re-arms the descriptor with an
+  // epoll_ctl on every async_wait (a syscall per packet), whereas a read that is
+  // queued after the socket was found drained waits on the edge-triggered
+  // registration it already has. The landing area holds a 1-record packet whole; a
+  // larger one is read on from the socket into the framer.
+  void receive_into_landing() {
+    reading_ = true;
+    socket_.async_read_some(
+        asio::buffer(landing_),
+        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+          self->reading_ = false;
+          if (self->closed_) return;
+          if (ec) {
+            self->shutdown(ec == asio::error::eof                 ? "peer closed"
+                           : ec == asio::error::operation_aborted ? "closed"
+                                                                  : "read failed: " + ec.message());
+            return;
+          }
+          const auto fresh = std::span<const std::uint8_t>(self->landing_).first(n);
+          self->framer_.append(fresh);
+          self->take_received(fresh, n == self->landing_.size());
+        });
   }
 
   // One readiness wait for whatever the phase needs next.
@@ -383,11 +412,17 @@ class tcp_connection final : public device_link,
       shutdown(error);
       return;
     }
+    framer_.commit(n);
     // A plain read that filled its space may have left bytes in the socket; a TLS
     // read knows whether OpenSSL holds more or the socket may.
-    unread_ = tls_ ? tls_->more_to_read() : n == space.size();
-    if (capture_) capture_->data(capture_id_, true, space.first(n));
-    framer_.commit(n);
+    take_received(space.first(n), tls_ ? tls_->more_to_read() : n == space.size());
+  }
+
+  // `fresh` came in and is in the framer: record it, hand the complete frames on,
+  // and read or wait for more.
+  void take_received(std::span<const std::uint8_t> fresh, bool more_in_socket) {
+    unread_ = more_in_socket;
+    if (capture_) capture_->data(capture_id_, true, fresh);
     last_read_ = std::chrono::steady_clock::now();
     while (!closed_) {
       const codecs::frame_result r = framer_.next();
@@ -417,6 +452,8 @@ class tcp_connection final : public device_link,
   // Under glibc's 1 KiB large-chunk threshold: a larger request makes malloc
   // consolidate its fast bins, once per read. A 10-record packet fits.
   static constexpr std::size_t read_chunk = 1000;
+  // A 1-record Codec 8 Extended packet with a few IO elements is 60-120 bytes.
+  static constexpr std::size_t landing_size = 128;
 
   void write_next() {
     if (tls_) {
@@ -542,6 +579,7 @@ class tcp_connection final : public device_link,
   std::uint64_t capture_id_ = 0;
   std::unique_ptr<connection_listener> listener_;
   std::deque<std::vector<std::uint8_t>> writes_;
+  std::array<std::uint8_t, landing_size> landing_;
   capture::ip_endpoint device_;
   capture::ip_endpoint gateway_;
   std::string peer_;

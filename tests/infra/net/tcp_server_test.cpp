@@ -113,4 +113,88 @@ TEST(TcpServer, ADeviceThatHangsUpIsReportedOnce) {
   pool.join();
 }
 
+/// Keeps every frame's bytes and finishes each AVL frame at once, as a session would
+/// after its ACK.
+class collecting_listener final : public connection_listener {
+ public:
+  collecting_listener(std::shared_ptr<device_link> link, listener_log& log,
+                      std::vector<std::vector<std::uint8_t>>& frames)
+      : link_(std::move(link)), log_(log), frames_(frames) {}
+  void on_frame(const tgw::codecs::frame& f) override {
+    {
+      const std::lock_guard lock(log_.mutex);
+      frames_.emplace_back(f.bytes.begin(), f.bytes.end());
+    }
+    ++log_.frames;
+    if (f.kind == tgw::codecs::frame_kind::avl) link_->frame_done();
+  }
+  void on_closed(const std::string& reason) override {
+    const std::lock_guard lock(log_.mutex);
+    log_.closes.push_back(reason);
+  }
+
+ private:
+  std::shared_ptr<device_link> link_;
+  listener_log& log_;
+  std::vector<std::vector<std::uint8_t>>& frames_;
+};
+
+/// A Codec 8 Extended frame as the framer sees it: preamble, length, `body` bytes
+/// starting with the codec id, and a CRC field.
+std::vector<std::uint8_t> avl_frame(std::size_t body, std::uint8_t fill) {
+  std::vector<std::uint8_t> f = {0, 0, 0, 0};
+  for (int shift = 24; shift >= 0; shift -= 8)
+    f.push_back(static_cast<std::uint8_t>(body >> shift));
+  f.push_back(0x8E);
+  f.insert(f.end(), body - 1, fill);
+  f.insert(f.end(), {0, 0, 0x12, 0x34});
+  return f;
+}
+
+// Idle connections wait with a read into a small landing area; a frame larger than it,
+// several frames in one segment, and a frame dripped a byte at a time all arrive whole.
+TEST(TcpServer, FramesOfEverySizeAndSegmentationArriveWhole) {
+  io_pool pool(1);
+  listener_log log;
+  std::vector<std::vector<std::uint8_t>> frames;
+  tcp_server server(
+      pool, tgw::infra::net::tcp::endpoint{tgw::infra::net::asio::ip::make_address("127.0.0.1"), 0},
+      tgw::infra::net::connection_limits{}, [&](std::shared_ptr<device_link> link) {
+        return std::make_unique<collecting_listener>(std::move(link), log, frames);
+      });
+  server.start();
+  pool.start();
+  const int fd = connect_to(server.port());
+  ASSERT_GE(fd, 0);
+  std::vector<std::vector<std::uint8_t>> sent;
+  sent.push_back(
+      {0x00, 0x0F, '3', '5', '6', '3', '0', '7', '0', '4', '2', '4', '4', '1', '0', '1', '3'});
+  for (const std::size_t body : {40U, 127U, 128U, 600U, 3000U})
+    sent.push_back(avl_frame(body, static_cast<std::uint8_t>(body)));
+  std::vector<std::uint8_t> burst;  // everything but the last frame in one write
+  for (std::size_t i = 0; i + 1 < sent.size(); ++i)
+    burst.insert(burst.end(), sent[i].begin(), sent[i].end());
+  ASSERT_EQ(::send(fd, burst.data(), burst.size(), 0), static_cast<ssize_t>(burst.size()));
+  // The last frame a byte at a time, the first bytes apart so they arrive apart.
+  const std::vector<std::uint8_t>& dripped = sent.back();
+  for (std::size_t i = 0; i < dripped.size(); ++i) {
+    ASSERT_EQ(::send(fd, &dripped[i], 1, 0), 1);
+    if (i < 20) std::this_thread::sleep_for(1ms);
+  }
+  const auto end = std::chrono::steady_clock::now() + 5s;
+  while (log.frames.load() < static_cast<int>(sent.size()) &&
+         std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(5ms);
+  {
+    const std::lock_guard lock(log.mutex);
+    EXPECT_EQ(frames, sent);
+    EXPECT_TRUE(log.closes.empty());
+  }
+  ::close(fd);
+  EXPECT_EQ(closes_within(log, 5s), std::vector<std::string>{"peer closed"});
+  server.close_all("shutdown");
+  pool.stop();
+  pool.join();
+}
+
 }  // namespace
