@@ -301,6 +301,16 @@ int run_gateway(const infra::serve_options& o) {
       spdlog::error("--redis: {}", error);
       return 2;
     }
+    if (parsed->via_cluster()) {
+      // The Functions that persist a packet, register a device and move commands touch
+      // keys of several slots in one call; a cluster refuses each with CROSSSLOT, so a
+      // gateway on one would take devices and never ACK. Refused here, not discovered.
+      spdlog::error(
+          "--redis: tgw serve does not run on a Redis Cluster yet (its Functions "
+          "write keys of several slots in one call); use redis:// or "
+          "redis+sentinel://");
+      return 2;
+    }
     where = *parsed;
   }
 

@@ -4,6 +4,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "infra/redis/cluster_connection.hpp"
 #include "infra/redis/sentinel_watch.hpp"
 
 namespace tgw::infra::redis {
@@ -69,18 +70,25 @@ std::optional<std::int64_t> value::as_int() const {
 
 connection::connection(options opts) : opts_(std::move(opts)) {
   if (opts_.where.via_sentinel()) watch_ = sentinel_watch::of(opts_.where);
+  if (opts_.where.via_cluster()) cluster_ = std::make_unique<cluster_connection>(opts_);
 }
 
 connection::~connection() {
   disconnect();
 }
 
+bool connection::connected() const noexcept {
+  return cluster_ ? cluster_->connected() : ctx_ != nullptr;
+}
+
 void connection::disconnect() noexcept {
+  if (cluster_) cluster_->disconnect();
   if (ctx_ != nullptr) redisFree(ctx_);
   ctx_ = nullptr;
 }
 
 std::string connection::server() const {
+  if (cluster_) return cluster_->server();
   if (!opts_.where.via_sentinel()) return opts_.where.describe();
   return "master " + opts_.where.master_name + " at " +
          (master_.host.empty() ? std::string("(unknown)")
@@ -92,6 +100,7 @@ void connection::drop_if_switched() noexcept {
 }
 
 bool connection::ensure_connected(std::string& error) {
+  if (cluster_) return cluster_->ensure_connected(error);
   drop_if_switched();
   if (ctx_ != nullptr) return true;
   // Read before asking the sentinels: a switch announced after this is seen next time.
@@ -231,6 +240,7 @@ value connection::run(int argc, const char** argv, const std::size_t* lengths) {
 }
 
 value connection::command(std::span<const std::string_view> argv) {
+  if (cluster_) return cluster_->command(argv);
   std::vector<const char*> ptrs;
   std::vector<std::size_t> lengths;
   ptrs.reserve(argv.size());
@@ -248,6 +258,7 @@ value connection::command(const std::vector<std::string>& argv) {
 }
 
 std::vector<value> connection::pipeline(const std::vector<std::vector<std::string>>& commands) {
+  if (cluster_) return cluster_->pipeline(commands);
   std::vector<value> replies;
   std::string error;
   if (!ensure_connected(error)) {
@@ -273,6 +284,12 @@ std::vector<value> connection::pipeline(const std::vector<std::vector<std::strin
 }
 
 std::vector<value> connection::pipeline_encoded(std::string_view commands, std::size_t count) {
+  if (cluster_) {
+    // Routed per command, so the bytes are read back into arguments first.
+    auto decoded = decode_commands(commands, count);
+    if (!decoded) return std::vector<value>(count, value::make_error("ERR malformed pipeline"));
+    return cluster_->pipeline(*decoded);
+  }
   std::vector<value> replies;
   std::string error;
   if (!ensure_connected(error)) {

@@ -17,6 +17,7 @@ struct redisContext;
 namespace tgw::infra::redis {
 
 class sentinel_watch;
+class cluster_connection;
 
 /// A blocking connection to one Redis server over hiredis. It belongs to one thread:
 /// a detached actor or a dedicated worker, never a scheduler or io thread.
@@ -33,6 +34,9 @@ class sentinel_watch;
 /// (`+switch-master`, see sentinel_watch). In every mode a `-READONLY` reply (the server was
 /// demoted under us) drops the connection like an IO error, so the next command finds the new
 /// master.
+///
+/// With a redis+cluster:// endpoint it is a cluster_connection underneath: each command
+/// goes to the master of its key's slot (see cluster_connection.hpp).
 class connection {
  public:
   struct options {
@@ -52,7 +56,7 @@ class connection {
   /// Connects unless connected. False with `error` set when the server is unreachable
   /// or refuses the login.
   bool ensure_connected(std::string& error);
-  [[nodiscard]] bool connected() const noexcept { return ctx_ != nullptr; }
+  [[nodiscard]] bool connected() const noexcept;
   void disconnect() noexcept;
 
   /// Runs one command. Connects first if needed.
@@ -83,9 +87,10 @@ class connection {
 
   options opts_;
   redisContext* ctx_ = nullptr;
-  host_port master_;                       ///< Sentinel mode: the master of the last connect.
-  std::shared_ptr<sentinel_watch> watch_;  ///< Sentinel mode: failovers announced.
-  std::uint64_t epoch_ = 0;                ///< watch_'s count when this one connected.
+  host_port master_;                             ///< Sentinel mode: the master of the last connect.
+  std::shared_ptr<sentinel_watch> watch_;        ///< Sentinel mode: failovers announced.
+  std::uint64_t epoch_ = 0;                      ///< watch_'s count when this one connected.
+  std::unique_ptr<cluster_connection> cluster_;  ///< Cluster mode: does all the work.
 };
 
 }  // namespace tgw::infra::redis

@@ -68,6 +68,22 @@ bool parse_db_query(std::string_view query, std::string_view url, int& db, std::
   return true;
 }
 
+// "host:port,host,[v6]:port": each without a port gets `default_port`.
+bool parse_host_list(std::string_view list, std::uint16_t default_port, std::string_view what,
+                     std::vector<host_port>& out, std::string& error) {
+  while (true) {
+    const auto comma = list.find(',');
+    host_port address{"", default_port};
+    if (!parse_host_port(list.substr(0, comma), address, error)) {
+      error = std::string(what) + ": " + error;
+      return false;
+    }
+    out.push_back(std::move(address));
+    if (comma == std::string_view::npos) return true;
+    list.remove_prefix(comma + 1);
+  }
+}
+
 std::optional<endpoint> parse_sentinel_url(std::string_view url, std::string& error) {
   endpoint e;
   std::string_view rest = url.substr(std::string_view("redis+sentinel://").size());
@@ -88,42 +104,54 @@ std::optional<endpoint> parse_sentinel_url(std::string_view url, std::string& er
     error = "bad master name '" + e.master_name + "' in '" + std::string(url) + "'";
     return std::nullopt;
   }
-  std::string_view list = rest.substr(0, slash);
-  while (true) {
-    const auto comma = list.find(',');
-    host_port sentinel{"", 26379};
-    if (!parse_host_port(list.substr(0, comma), sentinel, error)) {
-      error = "sentinel address: " + error;
-      return std::nullopt;
-    }
-    e.sentinels.push_back(std::move(sentinel));
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
+  if (!parse_host_list(rest.substr(0, slash), 26379, "sentinel address", e.sentinels, error))
+    return std::nullopt;
   e.host = e.sentinels.front().host;
   e.port = e.sentinels.front().port;
   return e;
 }
 
+std::optional<endpoint> parse_cluster_url(std::string_view url, std::string& error) {
+  endpoint e;
+  std::string_view rest = url.substr(std::string_view("redis+cluster://").size());
+  take_credentials(rest, e);
+  if (rest.find_first_of("/?") != std::string_view::npos) {
+    error = "a cluster has database 0 only: '" + std::string(url) +
+            "' (expected redis+cluster://host:port[,host:port...])";
+    return std::nullopt;
+  }
+  if (!parse_host_list(rest, 6379, "cluster node address", e.cluster_nodes, error))
+    return std::nullopt;
+  e.host = e.cluster_nodes.front().host;
+  e.port = e.cluster_nodes.front().port;
+  return e;
+}
+
+std::string address_list(const std::vector<host_port>& list) {
+  std::string out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (i > 0) out += ',';
+    const bool v6 = list[i].host.find(':') != std::string::npos;
+    out += v6 ? "[" + list[i].host + "]" : list[i].host;
+    out += ":" + std::to_string(list[i].port);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string endpoint::describe() const {
-  if (via_sentinel()) {
-    std::string out = "redis+sentinel://";
-    for (std::size_t i = 0; i < sentinels.size(); ++i) {
-      if (i > 0) out += ',';
-      const bool v6 = sentinels[i].host.find(':') != std::string::npos;
-      out += v6 ? "[" + sentinels[i].host + "]" : sentinels[i].host;
-      out += ":" + std::to_string(sentinels[i].port);
-    }
-    return out + "/" + master_name + "?db=" + std::to_string(db);
-  }
+  if (via_cluster()) return "redis+cluster://" + address_list(cluster_nodes);
+  if (via_sentinel())
+    return "redis+sentinel://" + address_list(sentinels) + "/" + master_name +
+           "?db=" + std::to_string(db);
   if (!unix_socket.empty()) return "unix://" + unix_socket + "?db=" + std::to_string(db);
   return "redis://" + host + ":" + std::to_string(port) + "/" + std::to_string(db);
 }
 
 std::optional<endpoint> parse_redis_url(std::string_view url, std::string& error) {
   if (url.starts_with("redis+sentinel://")) return parse_sentinel_url(url, error);
+  if (url.starts_with("redis+cluster://")) return parse_cluster_url(url, error);
   endpoint e;
   if (url.starts_with("unix://")) {
     std::string_view rest = url.substr(7);
@@ -150,8 +178,9 @@ std::optional<endpoint> parse_redis_url(std::string_view url, std::string& error
     return e;
   }
   if (!url.starts_with("redis://")) {
-    error = "Redis URL must start with redis://, unix:// or redis+sentinel://: '" +
-            std::string(url) + "'";
+    error =
+        "Redis URL must start with redis://, unix://, redis+sentinel:// or redis+cluster://: '" +
+        std::string(url) + "'";
     return std::nullopt;
   }
   std::string_view rest = url.substr(8);

@@ -28,16 +28,23 @@ struct endpoint {
   std::vector<host_port> sentinels;
   std::string master_name;
 
+  /// Cluster mode: the nodes the slot map is first asked of. host and port above are
+  /// the first of them.
+  std::vector<host_port> cluster_nodes;
+
   [[nodiscard]] bool via_sentinel() const noexcept { return !sentinels.empty(); }
-  /// The URL without the password: redis://host:port/db, unix:///path?db=N or
-  /// redis+sentinel://host:port,.../MASTER?db=N.
+  [[nodiscard]] bool via_cluster() const noexcept { return !cluster_nodes.empty(); }
+  /// The URL without the password: redis://host:port/db, unix:///path?db=N,
+  /// redis+sentinel://host:port,.../MASTER?db=N or redis+cluster://host:port,....
   [[nodiscard]] std::string describe() const;
 };
 
 /// Parses redis://[user:password@]host[:port][/db], unix://[user:password@]path[?db=N]
 /// (a relative path is taken from the working directory and made absolute) and
 /// redis+sentinel://[user:password@]host[:port][,host[:port]...]/MASTER[?db=N]
-/// (sentinel port 26379 by default). nullopt with `error` set on anything else.
+/// (sentinel port 26379 by default) and redis+cluster://[user:password@]host[:port]
+/// [,host[:port]...] (port 6379 by default; a cluster has database 0 only).
+/// nullopt with `error` set on anything else.
 [[nodiscard]] std::optional<endpoint> parse_redis_url(std::string_view url, std::string& error);
 
 }  // namespace tgw::infra::redis

@@ -499,6 +499,14 @@ TEST_F(Gateway, BadFlagsAndUnreachableRedisAreClearErrors) {
   child_process bad_policy({TGW_BINARY, "serve", "--cpu-policy", "fast"},
                            ::testing::TempDir() + "/bad-policy.log");
   EXPECT_EQ(bad_policy.wait(), 2);
+  const std::string cluster_log = ::testing::TempDir() + "/cluster.log";
+  child_process on_cluster({TGW_BINARY, "serve", "--redis", "redis+cluster://127.0.0.1:1", "--port",
+                            "0", "--metrics-addr", ""},
+                           cluster_log);
+  EXPECT_EQ(on_cluster.wait(), 2);
+  std::ifstream cluster_in(cluster_log);
+  const std::string said((std::istreambuf_iterator<char>(cluster_in)), {});
+  EXPECT_NE(said.find("does not run on a Redis Cluster yet"), std::string::npos) << said;
   child_process unreachable(
       {TGW_BINARY, "serve", "--redis", "redis://127.0.0.1:" + std::to_string(free_port()), "--port",
        "0", "--metrics-addr", ""},

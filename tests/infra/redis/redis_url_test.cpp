@@ -105,5 +105,33 @@ TEST(RedisUrl, RefusesSentinelUrlsWithoutAMasterOrWithABadAddress) {
   EXPECT_NE(error.find("bad master name"), std::string::npos) << error;
 }
 
+TEST(RedisUrl, ParsesClusterSeedsWithDefaultPortsAndCredentials) {
+  std::string error;
+  const auto e = parse_redis_url("redis+cluster://gw:pw@10.0.0.1:7000,10.0.0.2,[::1]:7002", error);
+  ASSERT_TRUE(e) << error;
+  ASSERT_TRUE(e->via_cluster());
+  ASSERT_EQ(e->cluster_nodes.size(), 3U);
+  EXPECT_EQ(e->cluster_nodes[0].host, "10.0.0.1");
+  EXPECT_EQ(e->cluster_nodes[0].port, 7000);
+  EXPECT_EQ(e->cluster_nodes[1].port, 6379);
+  EXPECT_EQ(e->cluster_nodes[2].host, "::1");
+  EXPECT_EQ(e->user, "gw");
+  EXPECT_EQ(e->password, "pw");
+  EXPECT_EQ(e->describe(), "redis+cluster://10.0.0.1:7000,10.0.0.2:6379,[::1]:7002");
+}
+
+TEST(RedisUrl, AClusterUrlWithADatabaseOrABadNodeIsRefused) {
+  const std::pair<std::string_view, std::string_view> refused[] = {
+      {"redis+cluster://10.0.0.1:7000/2", "database 0 only"},
+      {"redis+cluster://10.0.0.1:7000?db=1", "database 0 only"},
+      {"redis+cluster://10.0.0.1:7000,:7001", "cluster node address: missing host"},
+      {"redis+cluster://10.0.0.1:99999", "bad port"}};
+  for (const auto& [url, reason] : refused) {
+    std::string error;
+    EXPECT_FALSE(parse_redis_url(url, error)) << url;
+    EXPECT_NE(error.find(reason), std::string::npos) << url << ": " << error;
+  }
+}
+
 }  // namespace
 }  // namespace tgw::infra::redis

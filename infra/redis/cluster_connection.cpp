@@ -1,0 +1,318 @@
+#include "infra/redis/cluster_connection.hpp"
+
+#include <charconv>
+
+#include "infra/redis/command_keys.hpp"
+#include "infra/redis/key_slot.hpp"
+
+namespace tgw::infra::redis {
+namespace {
+
+// Enough for a slot that moves while a reshard runs and then is asked for.
+constexpr int max_redirects = 5;
+
+std::string address_text(const host_port& a) {
+  return (a.host.find(':') != std::string::npos ? "[" + a.host + "]" : a.host) + ":" +
+         std::to_string(a.port);
+}
+
+bool is_io_error(const value& v) {
+  return v.is_error() && v.text.starts_with("IO ");
+}
+
+std::vector<std::string_view> views_of(const std::vector<std::string>& argv) {
+  return {argv.begin(), argv.end()};
+}
+
+}  // namespace
+
+cluster_connection::cluster_connection(connection::options opts) : opts_(std::move(opts)) {}
+
+cluster_connection::~cluster_connection() = default;
+
+void cluster_connection::disconnect() noexcept {
+  for (auto& n : nodes_)
+    if (n) n->disconnect();
+}
+
+std::string cluster_connection::server() const {
+  std::string out = "cluster";
+  if (table_) out += " of " + std::to_string(table_->masters.size()) + " masters";
+  return out + " (" + opts_.where.describe() + ")";
+}
+
+std::vector<host_port> cluster_connection::masters() const {
+  return table_ ? table_->masters : std::vector<host_port>{};
+}
+
+bool cluster_connection::ensure_connected(std::string& error) {
+  return table_.has_value() || refresh(error);
+}
+
+connection& cluster_connection::node(std::size_t index) {
+  if (!nodes_[index]) {
+    connection::options o = opts_;
+    o.where.cluster_nodes.clear();
+    o.where.host = table_->masters[index].host;
+    o.where.port = table_->masters[index].port;
+    o.where.db = 0;
+    nodes_[index] = std::make_unique<connection>(std::move(o));
+  }
+  return *nodes_[index];
+}
+
+// Asks the known masters first, then the seeds of the URL, and takes the first map.
+bool cluster_connection::refresh(std::string& error) {
+  std::vector<host_port> ask;
+  if (table_) ask = table_->masters;
+  ask.insert(ask.end(), opts_.where.cluster_nodes.begin(), opts_.where.cluster_nodes.end());
+  std::string tried;
+  for (const host_port& at : ask) {
+    connection::options o = opts_;
+    o.where.cluster_nodes.clear();
+    o.where.host = at.host;
+    o.where.port = at.port;
+    o.where.db = 0;
+    o.client_name.clear();
+    connection asking(std::move(o));
+    const value reply = asking.command({"CLUSTER", "SHARDS"});
+    std::string why;
+    if (reply.is_error() && reply.text.find("cluster support disabled") != std::string::npos) {
+      error = address_text(at) +
+              " is not a cluster node (cluster support disabled): use redis:// for a single "
+              "server";
+      return false;
+    }
+    std::optional<slot_table> table = parse_cluster_shards(reply, why);
+    if (!table) {
+      tried += (tried.empty() ? "" : "; ") + address_text(at) + ": " + why;
+      continue;
+    }
+    if (!table->complete()) {
+      // The map of a cluster that is down (or being set up) is still the best there
+      // is: commands for covered slots go on, the others get CLUSTERDOWN.
+      tried += (tried.empty() ? "" : "; ") + address_text(at) + ": " +
+               std::to_string(table->owner.size() - table->covered) + " slots without a master";
+    }
+    // Keep the connections of masters that stay.
+    std::vector<std::unique_ptr<connection>> kept(table->masters.size());
+    if (table_)
+      for (std::size_t i = 0; i < table_->masters.size() && i < nodes_.size(); ++i)
+        for (std::size_t j = 0; j < table->masters.size(); ++j)
+          if (nodes_[i] && table->masters[j].host == table_->masters[i].host &&
+              table->masters[j].port == table_->masters[i].port)
+            kept[j] = std::move(nodes_[i]);
+    nodes_ = std::move(kept);
+    table_ = std::move(table);
+    if (last_ >= table_->masters.size()) last_ = 0;
+    if (!table_->complete()) {
+      error = "cluster map incomplete: " + tried;
+      return table_->covered > 0;
+    }
+    return true;
+  }
+  error = "no cluster node answered CLUSTER SHARDS (" + tried + ")";
+  return false;
+}
+
+value cluster_connection::send_to(std::size_t index, std::span<const std::string_view> argv,
+                                  bool& sent) {
+  connection& n = node(index);
+  std::string error;
+  sent = false;
+  if (!n.ensure_connected(error)) {
+    // Nothing was sent: a failover may have replaced this master. Reload and say so;
+    // the caller's slot lookup then sends to the new master.
+    std::string ignored;
+    refresh(ignored);
+    return value::make_error("IO " + error);
+  }
+  sent = true;
+  value v = n.command(argv);
+  if (is_io_error(v)) {
+    std::string ignored;
+    refresh(ignored);
+  }
+  return v;
+}
+
+value cluster_connection::follow_ask(const redirect& r, std::span<const std::string_view> argv) {
+  const std::size_t index = table_->index_of(r.to);
+  if (nodes_.size() < table_->masters.size()) nodes_.resize(table_->masters.size());
+  connection& n = node(index);
+  std::vector<std::vector<std::string>> both = {{"ASKING"}, {argv.begin(), argv.end()}};
+  std::vector<value> replies = n.pipeline(both);
+  return replies.size() == 2 ? replies[1] : value::make_error("IO no reply to ASKING");
+}
+
+value cluster_connection::send_to_slot(std::uint16_t slot, std::span<const std::string_view> argv) {
+  bool reloaded = false;
+  for (int attempt = 0; attempt <= max_redirects; ++attempt) {
+    std::int32_t owner = table_->owner[slot];
+    if (owner == slot_table::uncovered) {
+      std::string ignored;
+      if (!reloaded) {
+        reloaded = true;
+        refresh(ignored);
+        if (!table_) return value::make_error("IO " + ignored);
+        owner = table_->owner[slot];
+      }
+      if (owner == slot_table::uncovered)
+        return value::make_error("CLUSTERDOWN Hash slot " + std::to_string(slot) +
+                                 " has no master in the cluster's map");
+    }
+    const auto index = static_cast<std::size_t>(owner);
+    bool sent = false;
+    value v = send_to(index, argv, sent);
+    if (is_io_error(v)) {
+      // Sent again only when it never left: the master did not accept the connection,
+      // and the map send_to reloaded may name its promoted replica now.
+      if (!sent && !reloaded && table_->owner[slot] != owner) {
+        reloaded = true;
+        continue;
+      }
+      return v;
+    }
+    std::optional<redirect> r = parse_redirect(v);
+    if (!r) {
+      last_ = index;
+      return v;
+    }
+    if (r->to.host.empty()) r->to.host = table_->masters[index].host;
+    if (r->ask) {
+      v = follow_ask(*r, argv);
+      std::optional<redirect> again = parse_redirect(v);
+      if (!again) return v;
+      continue;
+    }
+    table_->owner[r->slot] = static_cast<std::int32_t>(table_->index_of(r->to));
+    if (nodes_.size() < table_->masters.size()) nodes_.resize(table_->masters.size());
+  }
+  return value::make_error("CLUSTER too many redirections for slot " + std::to_string(slot));
+}
+
+value cluster_connection::to_every_master(std::span<const std::string_view> argv) {
+  value first;
+  for (std::size_t i = 0; i < table_->masters.size(); ++i) {
+    bool sent = false;
+    value v = send_to(i, argv, sent);
+    if (v.is_error()) {
+      const bool io = is_io_error(v);
+      v.text = (io ? "IO " : "") + address_text(table_->masters[i]) + ": " +
+               (io ? v.text.substr(3) : v.text);
+      return v;
+    }
+    if (i == 0) first = std::move(v);
+  }
+  return first;
+}
+
+value cluster_connection::command(std::span<const std::string_view> argv) {
+  std::string error;
+  if (!ensure_connected(error)) return value::make_error("IO " + error);
+  const command_target target = route_of(argv);
+  switch (target.route) {
+    case command_route::by_key:
+      return send_to_slot(key_slot(target.key), argv);
+    case command_route::all_masters:
+      return to_every_master(argv);
+    case command_route::any_master:
+      break;
+  }
+  bool sent = false;
+  return send_to(last_ < table_->masters.size() ? last_ : 0, argv, sent);
+}
+
+std::vector<value> cluster_connection::pipeline(
+    const std::vector<std::vector<std::string>>& commands) {
+  std::vector<value> replies(commands.size());
+  std::string error;
+  if (!ensure_connected(error)) {
+    replies.assign(commands.size(), value::make_error("IO " + error));
+    return replies;
+  }
+  // Commands by master, in their order; the rest (no owner, every master) one by one.
+  std::vector<std::vector<std::size_t>> by_master(table_->masters.size());
+  std::vector<std::size_t> alone;
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    const std::vector<std::string_view> argv = views_of(commands[i]);
+    const command_target target = route_of(argv);
+    std::int32_t owner = static_cast<std::int32_t>(last_);
+    if (target.route == command_route::by_key) owner = table_->owner[key_slot(target.key)];
+    if (target.route == command_route::all_masters || owner == slot_table::uncovered ||
+        static_cast<std::size_t>(owner) >= by_master.size()) {
+      alone.push_back(i);
+      continue;
+    }
+    by_master[static_cast<std::size_t>(owner)].push_back(i);
+  }
+  std::vector<std::size_t> again;  // redirected, or not sent
+  for (std::size_t m = 0; m < by_master.size(); ++m) {
+    if (by_master[m].empty()) continue;
+    connection& n = node(m);
+    std::string why;
+    if (!n.ensure_connected(why)) {
+      again.insert(again.end(), by_master[m].begin(), by_master[m].end());
+      continue;
+    }
+    std::vector<std::vector<std::string>> batch;
+    batch.reserve(by_master[m].size());
+    for (const std::size_t i : by_master[m]) batch.push_back(commands[i]);
+    std::vector<value> got = n.pipeline(batch);
+    bool broken = false;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      const std::size_t i = by_master[m][k];
+      if (parse_redirect(got[k])) {
+        again.push_back(i);
+      } else {
+        broken = broken || is_io_error(got[k]);
+        replies[i] = std::move(got[k]);
+      }
+    }
+    if (broken) {
+      std::string ignored;
+      refresh(ignored);
+    }
+    last_ = m;
+  }
+  again.insert(again.end(), alone.begin(), alone.end());
+  for (const std::size_t i : again) {
+    const std::vector<std::string_view> argv = views_of(commands[i]);
+    replies[i] = command(argv);
+  }
+  return replies;
+}
+
+std::optional<std::vector<std::vector<std::string>>> decode_commands(std::string_view encoded,
+                                                                     std::size_t count) {
+  std::vector<std::vector<std::string>> out;
+  out.reserve(count);
+  auto read_number = [&](char kind, std::size_t& n) {
+    if (encoded.empty() || encoded.front() != kind) return false;
+    const auto end = encoded.find("\r\n");
+    if (end == std::string_view::npos) return false;
+    const auto [ptr, ec] = std::from_chars(encoded.data() + 1, encoded.data() + end, n);
+    if (ec != std::errc{} || ptr != encoded.data() + end) return false;
+    encoded.remove_prefix(end + 2);
+    return true;
+  };
+  for (std::size_t c = 0; c < count; ++c) {
+    std::size_t args = 0;
+    if (!read_number('*', args)) return std::nullopt;
+    std::vector<std::string> argv;
+    argv.reserve(args);
+    for (std::size_t a = 0; a < args; ++a) {
+      std::size_t length = 0;
+      if (!read_number('$', length) || encoded.size() < length + 2 ||
+          encoded.substr(length, 2) != "\r\n")
+        return std::nullopt;
+      argv.emplace_back(encoded.substr(0, length));
+      encoded.remove_prefix(length + 2);
+    }
+    out.push_back(std::move(argv));
+  }
+  if (!encoded.empty()) return std::nullopt;
+  return out;
+}
+
+}  // namespace tgw::infra::redis

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "infra/redis/cluster_slots.hpp"
+#include "infra/redis/connection.hpp"
+
+namespace tgw::infra::redis {
+
+/// A connection to a Redis Cluster: a connection to each master, the slot map, and
+/// the routing of each command to the master of its key's slot.
+///
+/// Why not a library: hiredis 0.14 has no cluster support, and no maintained C or C++
+/// cluster client is packaged for this Debian. What tgw needs is small: the slot of a
+/// key, the map from CLUSTER SHARDS, MOVED and ASK, and finding the new master after a
+/// failover. It lives here, on top of `connection`, with its own tests against a real
+/// cluster.
+///
+/// Like `connection`, it belongs to one thread and never throws. A command is sent at
+/// most once: after an IO error on an established connection the map is reloaded, so
+/// that the next command finds a promoted replica, but the failed command is not
+/// repeated, since it may have run. A command that could not be sent at all (the
+/// master does not accept connections) is sent again to the master the reloaded map
+/// names. MOVED updates the slot's owner and follows; ASK is followed once with ASKING.
+class cluster_connection {
+ public:
+  explicit cluster_connection(connection::options opts);
+  ~cluster_connection();
+  cluster_connection(const cluster_connection&) = delete;
+  cluster_connection& operator=(const cluster_connection&) = delete;
+
+  /// Loads the slot map unless loaded. False with `error` set when no seed answers,
+  /// a seed is not a cluster node, or the map has slots without a master.
+  bool ensure_connected(std::string& error);
+  [[nodiscard]] bool connected() const noexcept { return table_.has_value(); }
+  void disconnect() noexcept;
+
+  value command(std::span<const std::string_view> argv);
+  /// Each command goes to its master; commands for one master travel in one round trip.
+  std::vector<value> pipeline(const std::vector<std::vector<std::string>>& commands);
+
+  [[nodiscard]] std::string server() const;
+  /// The masters of the current map (empty before the first load).
+  [[nodiscard]] std::vector<host_port> masters() const;
+
+ private:
+  bool refresh(std::string& error);
+  connection& node(std::size_t index);
+  std::optional<std::size_t> target_of(std::span<const std::string_view> argv, std::uint16_t& slot,
+                                       bool& keyed);
+  value send_to_slot(std::uint16_t slot, std::span<const std::string_view> argv);
+  value send_to(std::size_t index, std::span<const std::string_view> argv, bool& sent);
+  value follow_ask(const redirect& r, std::span<const std::string_view> argv);
+  value to_every_master(std::span<const std::string_view> argv);
+
+  connection::options opts_;
+  std::optional<slot_table> table_;
+  std::vector<std::unique_ptr<connection>> nodes_;  ///< Parallel to table_->masters.
+  std::size_t last_ = 0;                            ///< Master of the last keyed command.
+};
+
+/// Reads `count` commands in the wire protocol (arrays of bulk strings, as resp_writer
+/// writes them) back into their arguments; nullopt when the bytes are not that.
+[[nodiscard]] std::optional<std::vector<std::vector<std::string>>> decode_commands(
+    std::string_view encoded, std::size_t count);
+
+}  // namespace tgw::infra::redis

@@ -1,0 +1,202 @@
+// The cluster client against a real 3+3 Redis Cluster started by the fixture: keys
+// land on the master of their slot, pipelines keep their order across masters,
+// Functions reach every master, MOVED and ASK are followed while a slot moves, a
+// killed master's promoted replica is found, and the wrong kind of server, an
+// uncovered slot and keys of two slots in one call are clear errors.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "infra/redis/connection.hpp"
+#include "infra/redis/key_slot.hpp"
+#include "infra/redis/resp_writer.hpp"
+#include "tests/support/redis_cluster.hpp"
+#include "tests/support/redis_server.hpp"
+
+namespace tgw::infra::redis {
+namespace {
+
+using namespace std::chrono_literals;
+using test::redis_cluster;
+
+connection cluster_client(const redis_cluster& cluster) {
+  return connection({cluster.endpoint(), 500ms, 2000ms, "cluster-test"});
+}
+
+bool eventually(auto done, std::chrono::milliseconds limit = 15s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return done();
+}
+
+// The node id of the node on `port`.
+std::string node_id(std::uint16_t port) {
+  return redis_cluster::node(port).command({"CLUSTER", "MYID"}).text;
+}
+
+TEST(ClusterConnection, EachKeyLivesOnTheMasterOfItsSlot) {
+  redis_cluster cluster;
+  connection c = cluster_client(cluster);
+  std::string error;
+  ASSERT_TRUE(c.ensure_connected(error)) << error;
+  for (int i = 0; i < 300; ++i) {
+    const std::string key = "device:35630704244" + std::to_string(1000 + i);
+    ASSERT_EQ(c.command({"SET", key, std::to_string(i)}).text, "OK") << key;
+  }
+  std::map<std::uint16_t, std::int64_t> per_master;
+  for (int i = 0; i < 3; ++i) {
+    const std::uint16_t port = cluster.ports()[static_cast<std::size_t>(i)];
+    per_master[port] = redis_cluster::node(port).command({"DBSIZE"}).integer;
+  }
+  std::int64_t total = 0;
+  for (const auto& [port, n] : per_master) {
+    EXPECT_GT(n, 50) << "master " << port << " holds too few of 300 keys";
+    total += n;
+  }
+  EXPECT_EQ(total, 300);
+  for (int i = 0; i < 300; i += 7) {
+    const std::string key = "device:35630704244" + std::to_string(1000 + i);
+    EXPECT_EQ(c.command({"GET", key}).text, std::to_string(i));
+    // Our slot is the server's slot.
+    EXPECT_EQ(redis_cluster::node(cluster.ports()[0]).command({"CLUSTER", "KEYSLOT", key}).integer,
+              key_slot(key));
+  }
+}
+
+TEST(ClusterConnection, APipelineAcrossMastersAnswersInItsOrder) {
+  redis_cluster cluster;
+  connection c = cluster_client(cluster);
+  std::vector<std::vector<std::string>> commands;
+  for (int i = 0; i < 60; ++i) commands.push_back({"INCRBY", "k" + std::to_string(i), "5"});
+  for (int i = 0; i < 60; ++i) commands.push_back({"GET", "k" + std::to_string(i)});
+  const auto replies = c.pipeline(commands);
+  ASSERT_EQ(replies.size(), 120U);
+  for (int i = 0; i < 60; ++i) {
+    EXPECT_EQ(replies[static_cast<std::size_t>(i)].integer, 5);
+    EXPECT_EQ(replies[static_cast<std::size_t>(60 + i)].text, "5");
+  }
+  // The same through the encoded form the telemetry writer uses.
+  resp_writer w;
+  for (int i = 0; i < 20; ++i) {
+    w.begin(2);
+    w.arg("INCR");
+    w.arg("k" + std::to_string(i));
+  }
+  const auto encoded = c.pipeline_encoded(w.bytes(), 20);
+  ASSERT_EQ(encoded.size(), 20U);
+  for (const value& v : encoded) EXPECT_EQ(v.integer, 6);
+}
+
+TEST(ClusterConnection, AFunctionLoadReachesEveryMasterAndCrossSlotIsRefused) {
+  redis_cluster cluster;
+  connection c = cluster_client(cluster);
+  const value loaded = c.command(
+      {"FUNCTION", "LOAD", "REPLACE",
+       "#!lua name=t\nredis.register_function('t_set', function(keys, args) "
+       "for _, k in ipairs(keys) do redis.call('SET', k, args[1]) end return #keys end)"});
+  ASSERT_FALSE(loaded.is_error()) << loaded.text;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(redis_cluster::node(cluster.ports()[static_cast<std::size_t>(i)])
+                  .command({"FUNCTION", "LIST"})
+                  .elements.size(),
+              1U);
+  // Keys that share a hash tag share a slot, whichever master that is.
+  for (const std::string imei : {"356307042441013", "356307042441021", "356307042441039"})
+    EXPECT_EQ(
+        c.command({"FCALL", "t_set", "2", "device:{" + imei + "}", "{" + imei + "}:events", "x"})
+            .integer,
+        2);
+  ASSERT_NE(key_slot("a"), key_slot("b"));
+  const value cross = c.command({"FCALL", "t_set", "2", "a", "b", "x"});
+  EXPECT_TRUE(cross.is_error());
+  EXPECT_TRUE(cross.text.starts_with("CROSSSLOT")) << cross.text;
+  EXPECT_TRUE(c.command({"GET", "a"}).is_nil());
+}
+
+TEST(ClusterConnection, MovedAndAskAreFollowedWhileASlotMoves) {
+  redis_cluster cluster;
+  connection c = cluster_client(cluster);
+  const std::string key = "moving";
+  const std::uint16_t slot = key_slot(key);
+  ASSERT_EQ(c.command({"SET", key, "1"}).text, "OK");
+  const std::uint16_t from = cluster.master_of(slot);
+  std::uint16_t to = 0;
+  for (int i = 0; i < 3; ++i)
+    if (cluster.ports()[static_cast<std::size_t>(i)] != from)
+      to = cluster.ports()[static_cast<std::size_t>(i)];
+  connection source = redis_cluster::node(from);
+  connection target = redis_cluster::node(to);
+  const std::string slot_text = std::to_string(slot);
+  // Migrating: the key moves first, the slot not yet. The source answers ASK.
+  ASSERT_EQ(target.command({"CLUSTER", "SETSLOT", slot_text, "IMPORTING", node_id(from)}).text,
+            "OK");
+  ASSERT_EQ(source.command({"CLUSTER", "SETSLOT", slot_text, "MIGRATING", node_id(to)}).text, "OK");
+  ASSERT_EQ(source.command({"MIGRATE", "127.0.0.1", std::to_string(to), key, "0", "5000"}).text,
+            "OK");
+  EXPECT_EQ(c.command({"GET", key}).text, "1");  // ASK, then ASKING on the target
+  EXPECT_EQ(c.command({"INCR", key}).integer, 2);
+  // Done: the slot belongs to the target. The client's map is stale: MOVED.
+  for (const std::uint16_t port : cluster.ports())
+    redis_cluster::node(port).command({"CLUSTER", "SETSLOT", slot_text, "NODE", node_id(to)});
+  EXPECT_EQ(c.command({"GET", key}).text, "2");
+  EXPECT_EQ(c.command({"INCR", key}).integer, 3);
+  EXPECT_EQ(target.command({"GET", key}).text, "3");
+}
+
+TEST(ClusterConnection, AKilledMastersReplicaIsFoundAfterItsPromotion) {
+  redis_cluster cluster;
+  connection c = cluster_client(cluster);
+  const std::string key = "survivor";
+  ASSERT_EQ(c.command({"SET", key, "1"}).text, "OK");
+  // The replica has it before the master goes.
+  EXPECT_GE(c.command({"WAIT", "1", "2000"}).integer, 1);
+  const std::uint16_t master = cluster.master_of(key_slot(key));
+  cluster.kill(master);
+  // Until the replica takes over, commands for the slot fail; none is ACKed by magic.
+  std::string last;
+  EXPECT_TRUE(eventually([&] {
+    const value v = c.command({"INCR", key});
+    last = v.is_error() ? v.text : std::to_string(v.integer);
+    return v.is_integer();
+  })) << last;
+  EXPECT_EQ(c.command({"GET", key}).text, "2");
+  EXPECT_NE(cluster.master_of(key_slot(key)), master);
+}
+
+TEST(ClusterConnection, AServerOutsideAClusterIsAClearError) {
+  test::redis_server single;
+  endpoint e;
+  e.cluster_nodes.push_back({"127.0.0.1", single.port()});
+  connection c({e, 500ms, 1000ms, "cluster-test"});
+  std::string error;
+  EXPECT_FALSE(c.ensure_connected(error));
+  EXPECT_NE(error.find("is not a cluster node"), std::string::npos) << error;
+  const value v = c.command({"SET", "k", "v"});
+  EXPECT_TRUE(v.is_error());
+  EXPECT_TRUE(single.connect().command({"GET", "k"}).is_nil());
+}
+
+TEST(ClusterConnection, AnUncoveredSlotIsClusterDownAndNothingIsWritten) {
+  redis_cluster cluster;
+  connection c = cluster_client(cluster);
+  const std::string key = "orphan";
+  const std::uint16_t slot = key_slot(key);
+  const std::uint16_t owner = cluster.master_of(slot);
+  ASSERT_EQ(c.command({"GET", key}).type, value::kind::nil);
+  for (const std::uint16_t port : cluster.ports())
+    redis_cluster::node(port).command({"CLUSTER", "DELSLOTS", std::to_string(slot)});
+  const value v = c.command({"SET", key, "x"});
+  ASSERT_TRUE(v.is_error());
+  EXPECT_TRUE(v.text.starts_with("CLUSTERDOWN")) << v.text;
+  EXPECT_TRUE(redis_cluster::node(owner).command({"EXISTS", key}).integer == 0);
+}
+
+}  // namespace
+}  // namespace tgw::infra::redis

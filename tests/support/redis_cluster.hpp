@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "infra/redis/connection.hpp"
+
+namespace tgw::test {
+
+/// A throw-away Redis Cluster on loopback: `masters` masters with one replica each,
+/// each a redis-server on a free port (and its bus port, +10000), joined with
+/// `redis-cli --cluster create`, started in the constructor and stopped (SIGKILL) in
+/// the destructor. cluster-node-timeout is short, so a killed master's replica takes
+/// over within a few seconds.
+class redis_cluster {
+ public:
+  explicit redis_cluster(std::size_t masters = 3);
+  ~redis_cluster();
+  redis_cluster(const redis_cluster&) = delete;
+  redis_cluster& operator=(const redis_cluster&) = delete;
+
+  /// redis+cluster://127.0.0.1:P1,... naming the nodes that started as masters.
+  [[nodiscard]] std::string url() const;
+  [[nodiscard]] infra::redis::endpoint endpoint() const;
+  /// Every node's port, masters first (as created; a failover changes roles).
+  [[nodiscard]] const std::vector<std::uint16_t>& ports() const noexcept { return ports_; }
+  /// A plain connection to the node on `port`.
+  [[nodiscard]] static infra::redis::connection node(std::uint16_t port);
+  /// The port of the master that serves `slot` now, as the first live node says.
+  [[nodiscard]] std::uint16_t master_of(std::uint16_t slot) const;
+  /// Kills the node on `port` (SIGKILL).
+  void kill(std::uint16_t port);
+  /// True when every live node says cluster_state:ok.
+  [[nodiscard]] bool healthy() const;
+
+ private:
+  std::vector<std::uint16_t> ports_;
+  std::vector<int> pids_;
+  std::string dir_;
+  std::size_t masters_;
+};
+
+}  // namespace tgw::test
