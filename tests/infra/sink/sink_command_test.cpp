@@ -10,6 +10,7 @@
 
 #include "tests/infra/sink/sink_test_support.hpp"
 #include "tests/support/device_protocol.hpp"
+#include "tests/support/redis_cluster.hpp"
 #include "tests/support/test_device.hpp"
 
 namespace tgw::test {
@@ -142,6 +143,23 @@ TEST_F(SinkCommand, EveryEntryIsCommittedOnceAndAcknowledged) {
   // A second run finds nothing new and adds nothing.
   ASSERT_EQ(sink_until_drained({}).exit_code, 0);
   EXPECT_EQ(rows(), 2500);
+}
+
+// The stream is one key, so the sink runs on a Redis Cluster as it does on one server:
+// its reads, acknowledgements and claims all go to the master of that key's slot.
+TEST_F(SinkCommand, ReadsTheStreamThroughARedisCluster) {
+  redis_cluster cluster;
+  infra::redis::connection on_cluster({cluster.endpoint(), 500ms, 5000ms, "sink-test"});
+  add_entries(on_cluster, 0, 1500);
+  const auto r =
+      run_command(shell_line({TGW_BINARY, "sink", "postgres", "--dsn", pg_->dsn(), "--redis",
+                              cluster.url(), "--batch", "300", "--until-drained"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(rows(), 1500);
+  EXPECT_EQ(distinct_records(), 1500);
+  const auto groups = on_cluster.command({"XINFO", "GROUPS", "telemetry:records"});
+  ASSERT_EQ(groups.elements.size(), 1U) << groups.text;
+  EXPECT_EQ(infra::redis::map_field(groups.elements[0], "pending")->integer, 0);
 }
 
 TEST_F(SinkCommand, EntriesItCannotReadAreKeptInRejectedEntriesAndAcknowledged) {
