@@ -1,6 +1,6 @@
 #include "infra/net/tcp_server.hpp"
 
-#include <deque>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -512,7 +512,7 @@ class tcp_connection final : public device_link,
   }
 
   void wrote_front() {
-    writes_.pop_front();
+    writes_.erase(writes_.begin());
     if (!writes_.empty()) {
       write_next();
     } else if (!close_after_writes_.empty()) {
@@ -578,7 +578,9 @@ class tcp_connection final : public device_link,
   std::shared_ptr<capture::capture_recorder> capture_;
   std::uint64_t capture_id_ = 0;
   std::unique_ptr<connection_listener> listener_;
-  std::deque<std::vector<std::uint8_t>> writes_;
+  // A vector, not a deque: libstdc++'s deque allocates a 512-byte block and its map
+  // when constructed, for every idle connection. The queue is rarely longer than one.
+  std::vector<std::vector<std::uint8_t>> writes_;
   std::array<std::uint8_t, landing_size> landing_;
   capture::ip_endpoint device_;
   capture::ip_endpoint gateway_;
