@@ -247,6 +247,7 @@ std::vector<value> cluster_connection::pipeline(
     by_master[static_cast<std::size_t>(owner)].push_back(i);
   }
   std::vector<std::size_t> again;  // redirected, or not sent
+  bool reload = false;             // after the loop: the groups index the current map
   for (std::size_t m = 0; m < by_master.size(); ++m) {
     if (by_master[m].empty()) continue;
     connection& n = node(m);
@@ -259,21 +260,21 @@ std::vector<value> cluster_connection::pipeline(
     batch.reserve(by_master[m].size());
     for (const std::size_t i : by_master[m]) batch.push_back(commands[i]);
     std::vector<value> got = n.pipeline(batch);
-    bool broken = false;
     for (std::size_t k = 0; k < got.size(); ++k) {
       const std::size_t i = by_master[m][k];
       if (parse_redirect(got[k])) {
         again.push_back(i);
       } else {
-        broken = broken || is_io_error(got[k]);
+        reload = reload || is_io_error(got[k]);
         replies[i] = std::move(got[k]);
       }
     }
-    if (broken) {
-      std::string ignored;
-      refresh(ignored);
-    }
     last_ = m;
+  }
+  if (reload || !again.empty()) {
+    // A master failed or moved slots: the redirected and unsent go by a fresh map.
+    std::string ignored;
+    refresh(ignored);
   }
   again.insert(again.end(), alone.begin(), alone.end());
   for (const std::size_t i : again) {

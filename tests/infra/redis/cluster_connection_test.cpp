@@ -141,12 +141,20 @@ TEST(ClusterConnection, MovedAndAskAreFollowedWhileASlotMoves) {
   ASSERT_EQ(source.command({"MIGRATE", "127.0.0.1", std::to_string(to), key, "0", "5000"}).text,
             "OK");
   EXPECT_EQ(c.command({"GET", key}).text, "1");  // ASK, then ASKING on the target
+  // In a pipeline too: the redirected commands are sent again in their order.
+  const auto asked = c.pipeline({{"GET", key}, {"SET", "elsewhere", "e"}, {"GET", key}});
+  ASSERT_EQ(asked.size(), 3U);
+  EXPECT_EQ(asked[0].text, "1");
+  EXPECT_EQ(asked[1].text, "OK");
+  EXPECT_EQ(asked[2].text, "1");
   EXPECT_EQ(c.command({"INCR", key}).integer, 2);
   // Done: the slot belongs to the target. The client's map is stale: MOVED.
   for (const std::uint16_t port : cluster.ports())
     redis_cluster::node(port).command({"CLUSTER", "SETSLOT", slot_text, "NODE", node_id(to)});
-  EXPECT_EQ(c.command({"GET", key}).text, "2");
-  EXPECT_EQ(c.command({"INCR", key}).integer, 3);
+  const auto moved = c.pipeline({{"GET", key}, {"INCR", key}});
+  ASSERT_EQ(moved.size(), 2U);
+  EXPECT_EQ(moved[0].text, "2");
+  EXPECT_EQ(moved[1].integer, 3);
   EXPECT_EQ(target.command({"GET", key}).text, "3");
 }
 
