@@ -31,8 +31,9 @@ bool is_socket(const std::string& path) {
 
 void add_redis_options(CLI::App* cmd, redis_choice& choice) {
   cmd->add_option("--redis", choice.url,
-                  "redis://[user:password@]host:port/db, unix:///path?db=N or "
-                  "redis+sentinel://host:port[,host:port...]/MASTER; default: the private Redis "
+                  "redis://[user:password@]host:port/db, unix:///path?db=N, "
+                  "redis+sentinel://host:port[,host:port...]/MASTER or "
+                  "redis+cluster://host:port[,host:port...]; default: the private Redis "
                   "of a tgw serve in --data-dir, else redis://127.0.0.1:6379/0")
       ->envname("TGW_REDIS");
   cmd->add_option("--data-dir", choice.data_dir,
