@@ -66,6 +66,273 @@ const caf::actor& writer_for(const session_config& config, const std::string& im
   return config.writers[std::hash<std::string>{}(imei) % config.writers.size()];
 }
 
+/// A session's state and what it does, shared by its behaviour's handlers.
+class session_context : public std::enable_shared_from_this<session_context> {
+ public:
+  session_context(caf::event_based_actor* self, std::shared_ptr<infra::net::device_link> link,
+                  std::shared_ptr<const session_config> config)
+      : self_(self),
+        link_(std::move(link)),
+        config_(std::move(config)),
+        counters_(*config_->counters),
+        state_(config_->command_queue_limit) {}
+
+  void on_frame(std::uint8_t kind, std::uint8_t codec, const std::vector<std::uint8_t>& bytes) {
+    if (static_cast<codecs::frame_kind>(kind) != codecs::frame_kind::imei &&
+        static_cast<codecs::frame_kind>(kind) != codecs::frame_kind::keepalive)
+      counters_.frames_by_codec[codec].fetch_add(1, std::memory_order_relaxed);
+    switch (static_cast<codecs::frame_kind>(kind)) {
+      case codecs::frame_kind::imei:
+        on_imei(bytes);
+        break;
+      case codecs::frame_kind::keepalive:
+        counters_.keepalives.fetch_add(1);
+        break;
+      case codecs::frame_kind::avl:
+        on_avl(bytes);
+        break;
+      case codecs::frame_kind::command:
+        // Codec 12/13/14 from the device are never answered with an AVL ACK; they
+        // may answer the command in flight.
+        counters_.frames_command.fetch_add(1);
+        if (auto r = state_.commands.on_reply(bytes)) {
+          spdlog::info("device {}: command {} {}{}", state_.imei, r->entry.command_id,
+                       r->outcome.status,
+                       r->outcome.failure_reason.empty() ? "" : ": " + r->outcome.failure_reason);
+          resolve(std::move(*r));
+          next_command();
+        } else {
+          spdlog::debug("device {}: codec {} message ({} bytes) answers no command", state_.imei,
+                        codecs::codec_name(codec), bytes.size());
+        }
+        break;
+    }
+  }
+
+  // The writer's answer for the oldest packet in flight: ACK it only if it was stored
+  // (or recognised as a resend); otherwise release the frame unanswered, and the
+  // device resends it later.
+  void on_persisted(const write_outcome& o) {
+    if (state_.persisting.empty()) return;  // Cannot happen: one answer per packet.
+    const pending_packet p = state_.persisting.front();
+    state_.persisting.erase(state_.persisting.begin());
+    counters_.persist_in_flight.fetch_sub(1);
+    if (o.ok) {
+      if (o.duplicate)
+        counters_.packets_duplicate.fetch_add(1);
+      else
+        counters_.records_persisted.fetch_add(p.records);
+      ++state_.packets;
+      state_.records += p.records;
+      const auto ack = codecs::avl_ack(p.records);
+      link_->answer_frame({ack.begin(), ack.end()});
+      counters_.acks_sent.fetch_add(1);
+      counters_.ack_latency.observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - p.received).count());
+    } else {
+      (o.under_replicated ? counters_.persist_failures_replicas : counters_.persist_failures)
+          .fetch_add(1);
+      spdlog::debug("device {}: packet not persisted ({}); no ACK", state_.imei, o.error);
+      link_->frame_done();
+    }
+    write_command();
+    next_command();
+  }
+
+  void on_revoke() {
+    if (!state_.identified || !config_->allowlist || config_->allowlist->admits(state_.imei))
+      return;
+    counters_.allowlist_disconnects.fetch_add(1);
+    spdlog::warn("device {}: no longer in the allowlist; disconnecting ({})", state_.imei,
+                 link_->peer());
+    // The close comes back as closed_atom, which journals the disconnection with
+    // this reason and unregisters the device.
+    link_->close("imei no longer allowed");
+  }
+
+  void on_command(infra::commands::command_entry e) {
+    if (auto full = state_.commands.enqueue(std::move(e))) {
+      spdlog::warn("device {}: command {} refused: write_queue_full", state_.imei,
+                   full->entry.command_id);
+      resolve(std::move(*full));
+      return;
+    }
+    next_command();
+  }
+
+  void on_command_timeout(const std::string& entry_id) {
+    if (auto r = state_.commands.on_timeout(entry_id)) {
+      spdlog::warn("device {}: command {} got no answer in time", state_.imei, r->entry.command_id);
+      resolve(std::move(*r));
+      next_command();
+    }
+  }
+
+  void on_closed(const std::string& reason) {
+    // Packets still at the writer are written, but no one is left to ACK them: the
+    // device resends them, and the resend is recognised.
+    counters_.persist_in_flight.fetch_sub(static_cast<std::int64_t>(state_.persisting.size()));
+    state_.persisting.clear();
+    for (auto& r : state_.commands.on_closed()) resolve(std::move(r));
+    if (state_.identified && config_->directory)
+      config_->directory->detach(state_.imei, caf::actor_cast<caf::actor>(self_));
+    if (state_.identified) {
+      if (config_->registry)
+        self_->send(config_->registry, registry::unregister_atom::value, state_.imei);
+      spdlog::info("device {}: disconnected ({}) after {} packets, {} records", state_.imei, reason,
+                   state_.packets, state_.records);
+      record_event("disconnected", 0, {{"reason", reason}});
+    }
+    self_->quit();
+  }
+
+ private:
+  // Fire-and-forget journal events: a failure must not hold the device up (the writer
+  // logs a Redis outage).
+  void record_event(std::string type, int online,
+                    std::vector<std::pair<std::string, std::string>> f) {
+    if (!state_.identified) return;
+    journal_event e{state_.imei, std::move(type), online, std::move(f)};
+    self_->send(writer_for(*config_, state_.imei), note_atom::value, std::move(e));
+  }
+
+  void resolve(commands::resolved_command r) const {
+    if (config_->responder)
+      caf::anon_send(config_->responder, commands::resolve_atom::value, std::move(r.entry),
+                     std::move(r.outcome));
+  }
+
+  // Writes a journaled command frame unless AVL ACKs are owed, then starts its timer.
+  void write_command() {
+    if (state_.command_frame.empty() || !state_.persisting.empty()) return;
+    link_->send(std::move(state_.command_frame));
+    state_.command_frame.clear();
+    counters_.commands_written.fetch_add(1, std::memory_order_relaxed);
+    self_->delayed_send(self_, config_->command_timeout, commands::cmd_timeout_atom::value,
+                        state_.command_frame_id);
+  }
+
+  // Starts the next queued command if the device is free: write it now, or once the
+  // AVL ACKs owed are written.
+  void next_command() {
+    if (!state_.handshake_answered || !config_->responder || !state_.command_frame.empty()) return;
+    std::vector<commands::resolved_command> expired;
+    const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    auto entry = state_.commands.next(state_.persisting.size(), now_s, expired);
+    for (auto& r : expired) resolve(std::move(r));
+    if (!entry) return;
+    std::string why;
+    auto frame = commands::device_commands::encode(*entry, state_.device, why);
+    if (frame.empty()) {
+      if (auto r = state_.commands.on_timeout(entry->entry_id)) {
+        r->outcome.failure_reason = why;
+        resolve(std::move(*r));
+      }
+      return;
+    }
+    // command_dispatched is already in the journal: the reader appends it before it
+    // hands a command to its session, so the write follows no extra round trip.
+    state_.command_frame = std::move(frame);
+    state_.command_frame_id = entry->entry_id;
+    write_command();
+  }
+
+  void on_imei(const std::vector<std::uint8_t>& bytes) {
+    codecs::imei id;
+    const codecs::decode_status s = codecs::parse_imei_packet(bytes, id);
+    if (!s.ok()) {
+      counters_.handshakes_rejected.fetch_add(1);
+      spdlog::warn("device {}: bad handshake: {}", link_->peer(), codecs::to_string(s.code));
+      link_->send({codecs::imei_rejected});
+      link_->close("bad handshake");
+      return;
+    }
+    state_.imei = std::string(id.str());
+    state_.device = id;
+    if (config_->allowlist && !config_->allowlist->admits(state_.imei)) {
+      counters_.handshakes_rejected.fetch_add(1);
+      spdlog::warn("device {}: not in the allowlist; rejected ({})", state_.imei, link_->peer());
+      link_->send({codecs::imei_rejected});
+      link_->close("imei not allowed");
+      return;
+    }
+    state_.identified = true;
+    // Registration happens here, on the session's lifecycle, never per frame.
+    if (config_->registry)
+      self_->send(config_->registry, registry::register_atom::value, state_.imei);
+    if (config_->directory)
+      config_->directory->attach(state_.imei, caf::actor_cast<caf::actor>(self_));
+    // Commands queued while the device was offline now come through our stream.
+    if (config_->responder)
+      self_->send(config_->responder, commands::drain_off_atom::value, state_.imei);
+    journal_event e{state_.imei, "identified", 1, {{"peer", link_->peer()}}};
+    if (!link_->via().empty()) e.fields.emplace_back("via", link_->via());
+    // The event is journaled before the device sees the verdict. If Redis is down the
+    // device is accepted anyway: its data will simply not be ACKed until Redis returns.
+    self_
+        ->request(writer_for(*config_, state_.imei), caf::duration{caf::infinite},
+                  event_atom::value, std::move(e))
+        .then(
+            [ctx = shared_from_this()](const write_outcome& o) {
+              if (!o.ok)
+                spdlog::warn("device {}: identified event not journaled: {}", ctx->state_.imei,
+                             o.error);
+              ctx->counters_.handshakes_accepted.fetch_add(1);
+              spdlog::info("device {}: connected from {}", ctx->state_.imei, ctx->link_->peer());
+              ctx->answer_handshake();
+            },
+            [ctx = shared_from_this()](const caf::error&) {
+              spdlog::warn("device {}: identified event timed out", ctx->state_.imei);
+              ctx->answer_handshake();
+            });
+  }
+
+  void answer_handshake() {
+    link_->send({codecs::imei_accepted});
+    state_.handshake_answered = true;
+    next_command();
+  }
+
+  void on_avl(const std::vector<std::uint8_t>& bytes) {
+    counters_.frames_avl.fetch_add(1);
+    if (!state_.identified) {
+      link_->frame_done();
+      link_->close("data before handshake");
+      return;
+    }
+    // One packet buffer per scheduler thread: decoding allocates nothing once warm.
+    thread_local codecs::avl_packet packet;
+    const codecs::decode_status s = codecs::decode_avl_frame(bytes, packet, config_->crc);
+    if (!s.ok()) {
+      counters_.frames_rejected.fetch_add(1);
+      const auto code = static_cast<std::size_t>(s.code);
+      if (code < counters_.frames_rejected_by_error.size())
+        counters_.frames_rejected_by_error[code].fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("device {}: frame rejected: {} at offset {} ({} bytes); no ACK", state_.imei,
+                   codecs::to_string(s.code), s.offset, bytes.size());
+      record_event("frame_rejected", -1,
+                   {{"error", std::string(codecs::to_string(s.code))},
+                    {"offset", std::to_string(s.offset)},
+                    {"size", std::to_string(bytes.size())}});
+      link_->frame_done();
+      return;
+    }
+    auto job = infra::telemetry::render_packet(state_.imei, packet, bytes);
+    counters_.persist_in_flight.fetch_add(1);
+    state_.persisting.push_back(
+        {static_cast<std::uint32_t>(packet.records.size()), std::chrono::steady_clock::now()});
+    self_->send(writer_for(*config_, state_.imei), ingest_atom::value, std::move(job));
+  }
+
+  caf::event_based_actor* self_;
+  std::shared_ptr<infra::net::device_link> link_;
+  std::shared_ptr<const session_config> config_;
+  infra::metrics::gateway_counters& counters_;
+  session_state state_;
+};
+
 }  // namespace
 
 std::unique_ptr<infra::net::connection_listener> make_session_listener(caf::actor session) {
@@ -75,257 +342,23 @@ std::unique_ptr<infra::net::connection_listener> make_session_listener(caf::acto
 caf::behavior session(caf::event_based_actor* self,
                       const std::shared_ptr<infra::net::device_link>& link,
                       const std::shared_ptr<const session_config>& config) {
-  auto state = std::make_shared<session_state>(config->command_queue_limit);
-  auto& counters = *config->counters;
-  counters.sessions_open.fetch_add(1);
+  auto ctx = std::make_shared<session_context>(self, link, config);
+  config->counters->sessions_open.fetch_add(1);
   self->attach_functor([counters = config->counters] { counters->sessions_open.fetch_sub(1); });
-
-  // Fire-and-forget journal events: a failure must not hold the device up (the writer
-  // logs a Redis outage).
-  auto record_event = [self, config, state](std::string type, int online,
-                                            std::vector<std::pair<std::string, std::string>> f) {
-    if (!state->identified) return;
-    journal_event e{state->imei, std::move(type), online, std::move(f)};
-    self->send(writer_for(*config, state->imei), note_atom::value, std::move(e));
-  };
-
-  auto resolve = [config](commands::resolved_command r) {
-    if (config->responder)
-      caf::anon_send(config->responder, commands::resolve_atom::value, std::move(r.entry),
-                     std::move(r.outcome));
-  };
-
-  // Writes a journaled command frame unless AVL ACKs are owed, then starts its timer.
-  auto write_command = [self, link, config, state, &counters] {
-    if (state->command_frame.empty() || !state->persisting.empty()) return;
-    link->send(std::move(state->command_frame));
-    state->command_frame.clear();
-    counters.commands_written.fetch_add(1, std::memory_order_relaxed);
-    self->delayed_send(self, config->command_timeout, commands::cmd_timeout_atom::value,
-                       state->command_frame_id);
-  };
-
-  // Starts the next queued command if the device is free: write it now, or once the
-  // AVL ACKs owed are written.
-  auto next_command = [config, state, resolve, write_command] {
-    if (!state->handshake_answered || !config->responder || !state->command_frame.empty()) return;
-    std::vector<commands::resolved_command> expired;
-    const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
-    auto entry = state->commands.next(state->persisting.size(), now_s, expired);
-    for (auto& r : expired) resolve(std::move(r));
-    if (!entry) return;
-    std::string why;
-    auto frame = commands::device_commands::encode(*entry, state->device, why);
-    if (frame.empty()) {
-      if (auto r = state->commands.on_timeout(entry->entry_id)) {
-        r->outcome.failure_reason = why;
-        resolve(std::move(*r));
-      }
-      return;
-    }
-    // command_dispatched is already in the journal: the reader appends it before it
-    // hands a command to its session, so the write follows no extra round trip.
-    state->command_frame = std::move(frame);
-    state->command_frame_id = entry->entry_id;
-    write_command();
-  };
-
-  auto on_imei = [self, link, config, state, &counters,
-                  next_command](const std::vector<std::uint8_t>& bytes) {
-    codecs::imei id;
-    const codecs::decode_status s = codecs::parse_imei_packet(bytes, id);
-    if (!s.ok()) {
-      counters.handshakes_rejected.fetch_add(1);
-      spdlog::warn("device {}: bad handshake: {}", link->peer(), codecs::to_string(s.code));
-      link->send({codecs::imei_rejected});
-      link->close("bad handshake");
-      return;
-    }
-    state->imei = std::string(id.str());
-    state->device = id;
-    if (config->allowlist && !config->allowlist->admits(state->imei)) {
-      counters.handshakes_rejected.fetch_add(1);
-      spdlog::warn("device {}: not in the allowlist; rejected ({})", state->imei, link->peer());
-      link->send({codecs::imei_rejected});
-      link->close("imei not allowed");
-      return;
-    }
-    state->identified = true;
-    // Registration happens here, on the session's lifecycle, never per frame.
-    if (config->registry) self->send(config->registry, registry::register_atom::value, state->imei);
-    if (config->directory)
-      config->directory->attach(state->imei, caf::actor_cast<caf::actor>(self));
-    // Commands queued while the device was offline now come through our stream.
-    if (config->responder)
-      self->send(config->responder, commands::drain_off_atom::value, state->imei);
-    journal_event e{state->imei, "identified", 1, {{"peer", link->peer()}}};
-    if (!link->via().empty()) e.fields.emplace_back("via", link->via());
-    // The event is journaled before the device sees the verdict. If Redis is down the
-    // device is accepted anyway: its data will simply not be ACKed until Redis returns.
-    self->request(writer_for(*config, state->imei), caf::duration{caf::infinite}, event_atom::value,
-                  std::move(e))
-        .then(
-            [link, state, &counters, next_command](const write_outcome& o) {
-              if (!o.ok)
-                spdlog::warn("device {}: identified event not journaled: {}", state->imei, o.error);
-              counters.handshakes_accepted.fetch_add(1);
-              spdlog::info("device {}: connected from {}", state->imei, link->peer());
-              link->send({codecs::imei_accepted});
-              state->handshake_answered = true;
-              next_command();
-            },
-            [link, state, next_command](const caf::error&) {
-              spdlog::warn("device {}: identified event timed out", state->imei);
-              link->send({codecs::imei_accepted});
-              state->handshake_answered = true;
-              next_command();
-            });
-  };
-
-  auto on_avl = [self, link, config, state, &counters,
-                 record_event](const std::vector<std::uint8_t>& bytes) {
-    counters.frames_avl.fetch_add(1);
-    if (!state->identified) {
-      link->frame_done();
-      link->close("data before handshake");
-      return;
-    }
-    // One packet buffer per scheduler thread: decoding allocates nothing once warm.
-    thread_local codecs::avl_packet packet;
-    const codecs::decode_status s = codecs::decode_avl_frame(bytes, packet, config->crc);
-    if (!s.ok()) {
-      counters.frames_rejected.fetch_add(1);
-      const auto code = static_cast<std::size_t>(s.code);
-      if (code < counters.frames_rejected_by_error.size())
-        counters.frames_rejected_by_error[code].fetch_add(1, std::memory_order_relaxed);
-      spdlog::warn("device {}: frame rejected: {} at offset {} ({} bytes); no ACK", state->imei,
-                   codecs::to_string(s.code), s.offset, bytes.size());
-      record_event("frame_rejected", -1,
-                   {{"error", std::string(codecs::to_string(s.code))},
-                    {"offset", std::to_string(s.offset)},
-                    {"size", std::to_string(bytes.size())}});
-      link->frame_done();
-      return;
-    }
-    auto job = infra::telemetry::render_packet(state->imei, packet, bytes);
-    counters.persist_in_flight.fetch_add(1);
-    state->persisting.push_back(
-        {static_cast<std::uint32_t>(packet.records.size()), std::chrono::steady_clock::now()});
-    self->send(writer_for(*config, state->imei), ingest_atom::value, std::move(job));
-  };
-
-  // The writer's answer for the oldest packet in flight: ACK it only if it was stored
-  // (or recognised as a resend); otherwise release the frame unanswered, and the
-  // device resends it later.
-  auto on_persisted = [link, state, &counters, write_command,
-                       next_command](const write_outcome& o) {
-    if (state->persisting.empty()) return;  // Cannot happen: one answer per packet.
-    const pending_packet p = state->persisting.front();
-    state->persisting.erase(state->persisting.begin());
-    counters.persist_in_flight.fetch_sub(1);
-    if (o.ok) {
-      if (o.duplicate)
-        counters.packets_duplicate.fetch_add(1);
-      else
-        counters.records_persisted.fetch_add(p.records);
-      ++state->packets;
-      state->records += p.records;
-      const auto ack = codecs::avl_ack(p.records);
-      link->answer_frame({ack.begin(), ack.end()});
-      counters.acks_sent.fetch_add(1);
-      counters.ack_latency.observe(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - p.received).count());
-    } else {
-      (o.under_replicated ? counters.persist_failures_replicas : counters.persist_failures)
-          .fetch_add(1);
-      spdlog::debug("device {}: packet not persisted ({}); no ACK", state->imei, o.error);
-      link->frame_done();
-    }
-    write_command();
-    next_command();
-  };
-
+  // Every handler holds the one context: an idle session's behaviour is its handlers
+  // and a pointer each, not copies of each other's captures.
   return {
-      [=, &counters](frame_atom, std::uint8_t kind, std::uint8_t codec,
-                     const std::vector<std::uint8_t>& bytes) {
-        if (static_cast<codecs::frame_kind>(kind) != codecs::frame_kind::imei &&
-            static_cast<codecs::frame_kind>(kind) != codecs::frame_kind::keepalive)
-          counters.frames_by_codec[codec].fetch_add(1, std::memory_order_relaxed);
-        switch (static_cast<codecs::frame_kind>(kind)) {
-          case codecs::frame_kind::imei:
-            on_imei(bytes);
-            break;
-          case codecs::frame_kind::keepalive:
-            counters.keepalives.fetch_add(1);
-            break;
-          case codecs::frame_kind::avl:
-            on_avl(bytes);
-            break;
-          case codecs::frame_kind::command:
-            // Codec 12/13/14 from the device are never answered with an AVL ACK; they
-            // may answer the command in flight.
-            counters.frames_command.fetch_add(1);
-            if (auto r = state->commands.on_reply(bytes)) {
-              spdlog::info(
-                  "device {}: command {} {}{}", state->imei, r->entry.command_id, r->outcome.status,
-                  r->outcome.failure_reason.empty() ? "" : ": " + r->outcome.failure_reason);
-              resolve(std::move(*r));
-              next_command();
-            } else {
-              spdlog::debug("device {}: codec {} message ({} bytes) answers no command",
-                            state->imei, codecs::codec_name(codec), bytes.size());
-            }
-            break;
-        }
+      [ctx](frame_atom, std::uint8_t kind, std::uint8_t codec,
+            const std::vector<std::uint8_t>& bytes) { ctx->on_frame(kind, codec, bytes); },
+      [ctx](persisted_atom, const write_outcome& o) { ctx->on_persisted(o); },
+      [ctx](revoke_atom) { ctx->on_revoke(); },
+      [ctx](commands::command_atom, infra::commands::command_entry& e) {
+        ctx->on_command(std::move(e));
       },
-      [on_persisted](persisted_atom, const write_outcome& o) { on_persisted(o); },
-      [link, config, state, &counters](revoke_atom) {
-        if (!state->identified || !config->allowlist || config->allowlist->admits(state->imei))
-          return;
-        counters.allowlist_disconnects.fetch_add(1);
-        spdlog::warn("device {}: no longer in the allowlist; disconnecting ({})", state->imei,
-                     link->peer());
-        // The close comes back as closed_atom, which journals the disconnection with
-        // this reason and unregisters the device.
-        link->close("imei no longer allowed");
+      [ctx](commands::cmd_timeout_atom, const std::string& entry_id) {
+        ctx->on_command_timeout(entry_id);
       },
-      [state, resolve, next_command](commands::command_atom, infra::commands::command_entry& e) {
-        if (auto full = state->commands.enqueue(std::move(e))) {
-          spdlog::warn("device {}: command {} refused: write_queue_full", state->imei,
-                       full->entry.command_id);
-          resolve(std::move(*full));
-          return;
-        }
-        next_command();
-      },
-      [state, resolve, next_command](commands::cmd_timeout_atom, const std::string& entry_id) {
-        if (auto r = state->commands.on_timeout(entry_id)) {
-          spdlog::warn("device {}: command {} got no answer in time", state->imei,
-                       r->entry.command_id);
-          resolve(std::move(*r));
-          next_command();
-        }
-      },
-      [self, config, state, record_event, resolve, &counters](closed_atom,
-                                                              const std::string& reason) {
-        // Packets still at the writer are written, but no one is left to ACK them: the
-        // device resends them, and the resend is recognised.
-        counters.persist_in_flight.fetch_sub(static_cast<std::int64_t>(state->persisting.size()));
-        state->persisting.clear();
-        for (auto& r : state->commands.on_closed()) resolve(std::move(r));
-        if (state->identified && config->directory)
-          config->directory->detach(state->imei, caf::actor_cast<caf::actor>(self));
-        if (state->identified) {
-          if (config->registry)
-            self->send(config->registry, registry::unregister_atom::value, state->imei);
-          spdlog::info("device {}: disconnected ({}) after {} packets, {} records", state->imei,
-                       reason, state->packets, state->records);
-          record_event("disconnected", 0, {{"reason", reason}});
-        }
-        self->quit();
-      },
+      [ctx](closed_atom, const std::string& reason) { ctx->on_closed(reason); },
   };
 }
 
