@@ -29,7 +29,7 @@ std::optional<command_entry> device_commands::next(std::size_t avl_awaiting_ack,
       failed.push_back(failure(std::move(e), "expired_before_delivery"));
       continue;
     }
-    in_flight_ = e;
+    in_flight_ = std::make_unique<command_entry>(e);
     return e;
   }
   return std::nullopt;

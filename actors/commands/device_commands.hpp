@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -55,7 +56,7 @@ class device_commands {
   /// The socket closed: every command in flight or queued fails with socket_closed.
   std::vector<resolved_command> on_closed();
 
-  [[nodiscard]] bool busy() const noexcept { return in_flight_.has_value(); }
+  [[nodiscard]] bool busy() const noexcept { return in_flight_ != nullptr; }
   [[nodiscard]] std::size_t queued() const noexcept { return queue_.size(); }
 
  private:
@@ -63,7 +64,9 @@ class device_commands {
   // A vector, not a deque: an empty deque already allocates its first block, and
   // every idle session would pay it. The queue is bounded and short.
   std::vector<command_entry> queue_;
-  std::optional<command_entry> in_flight_;
+  // On the heap, not inline: every idle session would carry an empty entry's five
+  // strings (about 190 bytes) for a command it rarely has.
+  std::unique_ptr<command_entry> in_flight_;
 };
 
 }  // namespace tgw::actors::commands

@@ -545,7 +545,6 @@ class tcp_connection final : public device_link,
   void shutdown(const std::string& reason) {
     if (closed_) return;
     closed_ = true;
-    close_reason_ = reason;
     release_limit();
     boost::system::error_code ec;
     timer_.cancel();
@@ -588,7 +587,6 @@ class tcp_connection final : public device_link,
   std::string via_;
   std::string limit_key_;  ///< The address holding a handshake in the limits, if any.
   std::string close_after_writes_;
-  std::string close_reason_;  ///< Why shutdown() closed the connection.
   std::chrono::steady_clock::time_point deadline_;
   std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
   std::size_t in_flight_ = 0;
