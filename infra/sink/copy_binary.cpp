@@ -58,6 +58,15 @@ void append_degrees(std::string& out, std::int64_t e7) {
   append_be(out, std::bit_cast<std::int64_t>(static_cast<double>(e7) / 1e7));
 }
 
+// A nullable column: the field's value, or NULL when there is none.
+template <class T, class Append>
+void append_or_null(std::string& out, const std::optional<T>& value, Append append) {
+  if (value)
+    append(out, *value);
+  else
+    append_null(out);
+}
+
 constexpr std::int16_t column_count = 17;
 
 }  // namespace
@@ -79,10 +88,7 @@ std::string copy_binary(const std::vector<position_row>& rows) {
     append_text(out, r.stream_id);
     append_timestamp(out, r.stored_ms);
     append_text(out, r.imei);
-    if (r.codec)
-      append_text(out, *r.codec);
-    else
-      append_null(out);
+    append_or_null(out, r.codec, append_text);
     append_timestamp(out, r.ts_ms);
     append_int2(out, r.priority);
     append_degrees(out, r.latitude_e7);
@@ -92,16 +98,12 @@ std::string copy_binary(const std::vector<position_row>& rows) {
     append_int2(out, r.satellites);
     append_int4(out, r.speed);
     append_int4(out, r.event_io);
-    if (r.generation)
-      append_int2(out, *r.generation);
-    else
-      append_null(out);
+    append_or_null(out, r.generation, append_int2);
     append_jsonb(out, r.io);
     append_jsonb(out, r.io_named);
-    if (r.extra.empty())
-      append_null(out);
-    else
-      append_jsonb(out, r.extra);
+    // No unknown fields is NULL, not an empty object.
+    append_or_null(out, r.extra.empty() ? std::nullopt : std::optional<std::string_view>(r.extra),
+                   append_jsonb);
   }
   append_be<std::int16_t>(out, -1);  // Trailer.
   return out;
