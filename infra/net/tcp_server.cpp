@@ -47,6 +47,13 @@ bool is_loopback(const capture::ip_endpoint& e) {
   return e.address == v6_loopback;
 }
 
+// Why a read ended the connection, in the words the session journals.
+std::string read_failure(const boost::system::error_code& ec) {
+  if (ec == asio::error::eof) return "peer closed";
+  if (ec == asio::error::operation_aborted) return "closed";
+  return "read failed: " + ec.message();
+}
+
 }  // namespace
 
 /// One device connection. It owns the socket, the framer and the write queue, and
@@ -321,9 +328,7 @@ class tcp_connection final : public device_link,
           self->reading_ = false;
           if (self->closed_) return;
           if (ec) {
-            self->shutdown(ec == asio::error::eof                 ? "peer closed"
-                           : ec == asio::error::operation_aborted ? "closed"
-                                                                  : "read failed: " + ec.message());
+            self->shutdown(read_failure(ec));
             return;
           }
           const auto fresh = std::span<const std::uint8_t>(self->landing_).first(n);
@@ -340,8 +345,7 @@ class tcp_connection final : public device_link,
       self->reading_ = false;
       if (self->closed_) return;
       if (ec) {
-        self->shutdown(ec == asio::error::operation_aborted ? "closed"
-                                                            : "read failed: " + ec.message());
+        self->shutdown(read_failure(ec));
         return;
       }
       switch (self->phase_) {
@@ -387,7 +391,7 @@ class tcp_connection final : public device_link,
       would_block = true;
       return 0;
     }
-    if (ec) error = ec == asio::error::eof ? "peer closed" : "read failed: " + ec.message();
+    if (ec) error = read_failure(ec);
     return n;
   }
 

@@ -99,9 +99,7 @@ bool cluster_connection::refresh(std::string& error) {
     if (table_)
       for (std::size_t i = 0; i < table_->masters.size() && i < nodes_.size(); ++i)
         for (std::size_t j = 0; j < table->masters.size(); ++j)
-          if (nodes_[i] && table->masters[j].host == table_->masters[i].host &&
-              table->masters[j].port == table_->masters[i].port)
-            kept[j] = std::move(nodes_[i]);
+          if (nodes_[i] && table->masters[j] == table_->masters[i]) kept[j] = std::move(nodes_[i]);
     nodes_ = std::move(kept);
     table_ = std::move(table);
     if (last_ >= table_->masters.size()) last_ = 0;

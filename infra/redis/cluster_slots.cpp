@@ -7,10 +7,6 @@
 namespace tgw::infra::redis {
 namespace {
 
-bool same_address(const host_port& a, const host_port& b) {
-  return a.port == b.port && a.host == b.host;
-}
-
 // A node's address as clients should use it: its announced endpoint, or its ip when
 // the endpoint is unknown ("?") or empty.
 std::optional<host_port> node_address(const value& node) {
@@ -35,7 +31,7 @@ std::optional<host_port> node_address(const value& node) {
 
 std::size_t slot_table::index_of(const host_port& address) {
   for (std::size_t i = 0; i < masters.size(); ++i)
-    if (same_address(masters[i], address)) return i;
+    if (masters[i] == address) return i;
   masters.push_back(address);
   return masters.size() - 1;
 }

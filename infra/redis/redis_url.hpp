@@ -12,6 +12,8 @@ namespace tgw::infra::redis {
 struct host_port {
   std::string host;
   std::uint16_t port = 0;
+
+  friend bool operator==(const host_port&, const host_port&) = default;
 };
 
 /// Where a Redis server is and how to log in to it.

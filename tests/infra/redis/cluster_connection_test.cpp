@@ -191,6 +191,23 @@ TEST(ClusterConnection, AServerOutsideAClusterIsAClearError) {
   EXPECT_TRUE(single.connect().command({"GET", "k"}).is_nil());
 }
 
+TEST(ClusterConnection, NoNodeAnsweringIsAnIoErrorThatNamesEachNode) {
+  endpoint e;
+  const std::uint16_t a = test::free_port();
+  const std::uint16_t b = test::free_port();
+  e.cluster_nodes = {{"127.0.0.1", a}, {"127.0.0.1", b}};
+  connection c({e, 200ms, 500ms, "cluster-test"});
+  std::string error;
+  EXPECT_FALSE(c.ensure_connected(error));
+  EXPECT_NE(error.find("no cluster node answered CLUSTER SHARDS"), std::string::npos) << error;
+  EXPECT_NE(error.find("127.0.0.1:" + std::to_string(a)), std::string::npos) << error;
+  EXPECT_NE(error.find("127.0.0.1:" + std::to_string(b)), std::string::npos) << error;
+  // Callers treat IO errors as transient and retry; nothing was sent anywhere.
+  const value v = c.command({"SET", "k", "v"});
+  ASSERT_TRUE(v.is_error());
+  EXPECT_TRUE(v.text.starts_with("IO ")) << v.text;
+}
+
 TEST(ClusterConnection, AnUncoveredSlotIsClusterDownAndNothingIsWritten) {
   redis_cluster cluster;
   connection c = cluster_client(cluster);
