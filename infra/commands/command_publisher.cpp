@@ -143,8 +143,8 @@ std::optional<command_response> command_publisher::wait_response(
   const auto deadline = clock::now() + timeout;
   std::string from = after_id.empty() ? "0-0" : after_id;
   for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    // Rounded up: truncating gave up to a millisecond before the deadline.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
     if (left.count() <= 0 || (cancelled && cancelled())) return std::nullopt;
     const auto batch = read_after(from, std::min(left, block_), error);
     if (!batch) return std::nullopt;

@@ -128,8 +128,8 @@ class device_run {
   bool await(std::size_t want) {
     const auto deadline = clock::now() + s_.answer_timeout;
     while (received_.size() < want && !eof_) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+      // Rounded up, so the answer timeout is never cut short by the truncation.
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
       if (left.count() <= 0) return false;
       pollfd p{fd_, POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
