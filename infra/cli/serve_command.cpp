@@ -101,6 +101,14 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
                       net::tls_settings::default_ciphers + ")")
       ->envname("TGW_TLS_CIPHERS")
       ->needs(tls_cert);
+  cmd->add_option("--tls-records", o->tls_records,
+                  "Who carries an AES-GCM session's records after the handshake: tgw (its "
+                  "own record layer on OpenSSL's AES-GCM; an idle session holds its keys, "
+                  "not OpenSSL's 14 KiB) or openssl (every session stays in OpenSSL)")
+      ->envname("TGW_TLS_RECORDS")
+      ->check(CLI::IsMember({"tgw", "openssl"}))
+      ->capture_default_str()
+      ->needs(tls_cert);
   cmd->add_option("--tls-port", o->tls_port,
                   "Serve TLS on this TCP port and keep --port plain; without it, --port "
                   "speaks TLS when --tls-cert is given")

@@ -5,6 +5,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -68,10 +69,10 @@ const BIO_METHOD* socket_method() {
 }  // namespace
 
 tls_channel::tls_channel(const tls_server_context& context, int fd)
-    : tls_channel(context.native(), fd, role::server) {}
+    : tls_channel(context.native(), fd, role::server, context.offload_records()) {}
 
-tls_channel::tls_channel(ssl_ctx_st* context, int fd, role side)
-    : socket_{fd, false}, ssl_(SSL_new(context)) {
+tls_channel::tls_channel(ssl_ctx_st* context, int fd, role side, bool offload)
+    : socket_{fd, false}, ssl_(SSL_new(context)), server_(side == role::server) {
   BIO* bio = ssl_ != nullptr ? BIO_new(socket_method()) : nullptr;
   if (bio == nullptr) {
     SSL_free(ssl_);
@@ -83,10 +84,14 @@ tls_channel::tls_channel(ssl_ctx_st* context, int fd, role side)
     SSL_set_accept_state(ssl_);
   else
     SSL_set_connect_state(ssl_);
+  if (offload) {
+    secrets_ = std::make_unique<tls_handshake_secrets>();
+    attach_secrets(ssl_, secrets_.get());
+  }
 }
 
 tls_channel::~tls_channel() {
-  SSL_free(ssl_);
+  if (ssl_ != nullptr) SSL_free(ssl_);
 }
 
 // The error queue is per thread and shared by every session of the io thread: it is
@@ -94,10 +99,27 @@ tls_channel::~tls_channel() {
 tls_result tls_channel::handshake(std::string& error) {
   ERR_clear_error();
   errno = 0;
-  return outcome(SSL_do_handshake(ssl_), error);
+  const tls_result r = outcome(SSL_do_handshake(ssl_), error);
+  if (r.status == tls_status::done && secrets_) take_over();
+  return r;
+}
+
+void tls_channel::take_over() {
+  std::string why;
+  records_ = export_records(ssl_, server_, *secrets_, why);
+  secrets_.reset();
+  if (!records_) {
+    // OpenSSL keeps the session; it may read ahead from now on.
+    SSL_set_read_ahead(ssl_, 1);
+    return;
+  }
+  cipher_name_ = SSL_get_cipher_name(ssl_);
+  SSL_free(ssl_);
+  ssl_ = nullptr;
 }
 
 tls_result tls_channel::read(std::span<std::uint8_t> into, std::string& error) {
+  if (records_) return records_read(into, error);
   ERR_clear_error();
   errno = 0;
   // Only a recv made by this very call may say the socket is empty now.
@@ -110,6 +132,7 @@ tls_result tls_channel::read(std::span<std::uint8_t> into, std::string& error) {
 }
 
 tls_result tls_channel::write(std::span<const std::uint8_t> bytes, std::string& error) {
+  if (records_) return records_write(bytes, error);
   ERR_clear_error();
   errno = 0;
   std::size_t n = 0;
@@ -120,11 +143,26 @@ tls_result tls_channel::write(std::span<const std::uint8_t> bytes, std::string& 
 }
 
 void tls_channel::release_buffers() {
+  if (records_) {
+    // A partial record and unsent bytes stay, as they must.
+    if (plain_.empty()) std::vector<std::uint8_t>().swap(plain_);
+    if (partial_.empty()) std::vector<std::uint8_t>().swap(partial_);
+    if (out_.empty()) std::vector<std::uint8_t>().swap(out_);
+    return;
+  }
   // Refuses (returns 0) while a buffer holds data; then they stay, as they must.
   (void)SSL_free_buffers(ssl_);
 }
 
 void tls_channel::shutdown() {
+  if (records_) {
+    // close_notify (RFC 8446 6.1): level warning, description 0; never waits.
+    static constexpr std::uint8_t close_notify[] = {1, 0};
+    records_->seal(tls_content::alert, close_notify, out_);
+    std::string ignored;
+    (void)flush(ignored);
+    return;
+  }
   if (SSL_is_init_finished(ssl_) == 0) return;
   ERR_clear_error();
   (void)SSL_shutdown(ssl_);
@@ -132,10 +170,14 @@ void tls_channel::shutdown() {
 }
 
 bool tls_channel::more_to_read() const {
+  if (records_) return !plain_.empty() || peer_closed_ || !socket_.drained;
   return SSL_has_pending(ssl_) == 1 || !socket_.drained;
 }
 
 std::string tls_channel::describe() const {
+  if (records_)
+    return std::string(records_->version() == tls_version::tls12 ? "TLSv1.2 " : "TLSv1.3 ") +
+           cipher_name_;
   const char* cipher = SSL_get_cipher_name(ssl_);
   return std::string(SSL_get_version(ssl_)) + " " + (cipher != nullptr ? cipher : "-");
 }

@@ -5,8 +5,11 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "infra/net/tls_context.hpp"
+#include "infra/net/tls_key_export.hpp"
+#include "infra/net/tls_records.hpp"
 
 // OpenSSL's own type, declared so that this header does not pull in <openssl/ssl.h>.
 struct ssl_st;
@@ -35,6 +38,10 @@ struct tls_result {
 /// Asio's ssl::stream is not used for device connections: it keeps two 17 KiB
 /// buffers for the life of every stream, several times an idle session's whole
 /// budget, whereas OpenSSL with SSL_MODE_RELEASE_BUFFERS holds none while idle.
+/// Once the handshake is done, a session with an AES-GCM cipher (what devices and
+/// OpenSSL negotiate first) leaves OpenSSL: the keys go to tls_records and the SSL
+/// object, about 14 KiB that cannot be given back while it lives, is freed. The
+/// record layer then reads the socket itself. Other ciphers stay in OpenSSL.
 /// Not thread-safe; a connection calls it from its own io thread only.
 class tls_channel {
  public:
@@ -44,8 +51,9 @@ class tls_channel {
   /// it from under an open session.
   tls_channel(const tls_server_context& context, int fd);
   /// A session of either side on a context configured elsewhere (the simulator's
-  /// client context).
-  tls_channel(ssl_ctx_st* context, int fd, role side);
+  /// client context). `offload`: hand an AES-GCM session to tls_records after the
+  /// handshake; the context must have had capture_traffic_secrets() for TLS 1.3.
+  tls_channel(ssl_ctx_st* context, int fd, role side, bool offload = true);
   ~tls_channel();
   tls_channel(const tls_channel&) = delete;
   tls_channel& operator=(const tls_channel&) = delete;
@@ -61,6 +69,8 @@ class tls_channel {
   void shutdown();
   /// "TLSv1.3 TLS_AES_128_GCM_SHA256", once the handshake is done.
   [[nodiscard]] std::string describe() const;
+  /// Whether tls_records carries the session (OpenSSL did only the handshake).
+  [[nodiscard]] bool offloaded() const { return records_ != nullptr; }
 
   /// After a read that returned bytes: whether another read may find more without
   /// waiting for the socket. True when OpenSSL holds bytes already read from the
@@ -78,8 +88,28 @@ class tls_channel {
 
  private:
   tls_result outcome(int ret, std::string& error);
+  void take_over();
+  tls_result records_read(std::span<std::uint8_t> into, std::string& error);
+  tls_result records_write(std::span<const std::uint8_t> bytes, std::string& error);
+  /// Opens the whole records at the front of `buffer`, moving their application
+  /// bytes to its start; returns how many there are, and in `used` how many bytes
+  /// of `buffer` the records took. False with `error` on a fault.
+  bool open_records(std::span<std::uint8_t> buffer, std::size_t& plain, std::size_t& used,
+                    std::string& error);
+  bool post_handshake(std::span<const std::uint8_t> messages, std::string& error);
+  tls_status flush(std::string& error);
+
   socket_state socket_;
-  ssl_st* ssl_;
+  ssl_st* ssl_;                                     ///< Null once records_ carries the session.
+  std::unique_ptr<tls_handshake_secrets> secrets_;  ///< Until the handshake is done.
+  std::unique_ptr<tls_records> records_;
+  std::vector<std::uint8_t> partial_;  ///< Received bytes of a record not yet whole.
+  std::vector<std::uint8_t> plain_;    ///< Opened bytes the caller had no room for.
+  std::vector<std::uint8_t> out_;      ///< Sealed bytes the socket did not take yet.
+  const char* cipher_name_ = nullptr;  ///< OpenSSL's static name, kept past SSL_free.
+  bool server_;
+  bool sealed_write_ = false;  ///< out_ holds the bytes of the write being repeated.
+  bool peer_closed_ = false;   ///< close_notify came; told once plain_ is read.
 };
 
 }  // namespace tgw::infra::net

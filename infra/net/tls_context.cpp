@@ -8,6 +8,8 @@
 #include <ctime>
 #include <fstream>
 
+#include "infra/net/tls_key_export.hpp"
+
 namespace tgw::infra::net {
 namespace {
 
@@ -85,6 +87,8 @@ std::shared_ptr<const tls_server_context> tls_server_context::load(const tls_set
     return nullptr;
   }
   std::shared_ptr<tls_server_context> out(new tls_server_context(ctx));
+  out->offload_records_ = settings.offload_records;
+  if (settings.offload_records) capture_traffic_secrets(ctx);
   // TLS 1.2 is what the devices speak (Teltonika documents 1.1 and 1.2; 1.1 is
   // deprecated by RFC 8996 and refused); 1.3 for everything newer.
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);

@@ -175,8 +175,14 @@ TEST_F(DevicePort, ATlsDeviceHandshakesSendsAndIsAckedOnlyAfterItsRecordsAreStor
       1);
 }
 
-TEST_F(DevicePort, OverTlsALargeFrameAndABurstOfFramesInOneRecordAreAllAcked) {
-  start(tls_flags());
+// Run once with tgw's record layer (the default) and once with OpenSSL carrying
+// every record (--tls-records openssl).
+class DevicePortRecords : public DevicePort, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(DevicePortRecords, OverTlsALargeFrameAndABurstOfFramesInOneRecordAreAllAcked) {
+  auto flags = tls_flags();
+  flags.insert(flags.end(), {"--tls-records", GetParam()});
+  start(flags);
   tls_device d(port, trusting(ca.cert));
   ASSERT_TRUE(d.established()) << d.error();
   d.send(handshake_packet(imei_a));
@@ -202,6 +208,8 @@ TEST_F(DevicePort, OverTlsALargeFrameAndABurstOfFramesInOneRecordAreAllAcked) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(d.receive(4), ack(1)) << i;
   EXPECT_EQ(db.command({"XLEN", "telemetry:records"}).integer, 60 + 2 + 6);
 }
+
+INSTANTIATE_TEST_SUITE_P(Carriers, DevicePortRecords, ::testing::Values("tgw", "openssl"));
 
 TEST_F(DevicePort, ADeviceThatTrustsAnotherCaRefusesTheGateway) {
   start(tls_flags());
@@ -363,6 +371,9 @@ TEST_F(DevicePort, BadTlsAndProxyFlagsAreClearErrorsAtStart) {
       {{"--tls-cert", server_cert.key, "--tls-key", server_cert.key}, "not a PEM certificate"},
       {{"--tls-cert", server_cert.cert}, "--tls-key"},
       {{"--tls-port", "5999"}, "--tls-cert"},
+      {{"--tls-cert", server_cert.cert, "--tls-key", server_cert.key, "--tls-records", "kernel"},
+       "--tls-records"},
+      {{"--tls-records", "openssl"}, "--tls-cert"},
       {{"--proxy-protocol", "v3"}, "--proxy-protocol"},
   };
   for (const auto& c : cases) {
