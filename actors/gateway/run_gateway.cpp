@@ -33,6 +33,7 @@
 #include "infra/net/address_limits.hpp"
 #include "infra/net/allowlist.hpp"
 #include "infra/net/allowlist_source.hpp"
+#include "infra/net/handshake_gate.hpp"
 #include "infra/net/proxy_header.hpp"
 #include "infra/net/tcp_server.hpp"
 #include "infra/net/tls_context.hpp"
@@ -105,6 +106,7 @@ infra::net::address_limit_settings address_limit_settings(const infra::serve_opt
 // What the device listeners count, summed over the plain and the TLS port.
 infra::metrics::live_gauges live_gauges(std::vector<const infra::net::tcp_server*> servers,
                                         std::shared_ptr<infra::net::tls_context_source> tls,
+                                        std::shared_ptr<infra::net::handshake_gate> handshakes,
                                         std::shared_ptr<infra::net::address_limits> limits,
                                         std::shared_ptr<retention_status> retention) {
   auto sum = [servers](auto field) {
@@ -134,6 +136,8 @@ infra::metrics::live_gauges live_gauges(std::vector<const infra::net::tcp_server
       return infra::metrics::live_gauges::labelled{{"established", sum(&c::tls_established)},
                                                    {"failed", sum(&c::tls_failed)}};
     };
+    g.tls_handshakes_running = [handshakes] { return static_cast<double>(handshakes->running()); };
+    g.tls_handshakes_waiting = [handshakes] { return static_cast<double>(handshakes->waiting()); };
     g.tls_certificate_expiry = [tls] {
       return static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
                                      tls->current()->not_after().time_since_epoch())
@@ -470,6 +474,7 @@ int run_gateway(const infra::serve_options& o) {
   limits.max_connections = o.max_connections;
   limits.max_frames_in_flight = o.max_frames_in_flight;
   auto address_limits = std::make_shared<infra::net::address_limits>(address_limit_settings(o));
+  auto tls_handshakes = std::make_shared<infra::net::handshake_gate>(o.tls_handshakes);
   auto make_session = [&system, shared_config](std::shared_ptr<infra::net::device_link> link) {
     auto actor = system.spawn(session, link, shared_config);
     return make_session_listener(actor);
@@ -477,7 +482,9 @@ int run_gateway(const infra::serve_options& o) {
   auto listen = [&](std::uint16_t port, std::shared_ptr<infra::net::tls_context_source> on_tls) {
     return std::make_unique<infra::net::tcp_server>(
         io, infra::net::tcp::endpoint{infra::net::asio::ip::make_address(o.bind), port}, limits,
-        make_session, capture, infra::net::listener_security{*proxy, on_tls, address_limits});
+        make_session, capture,
+        infra::net::listener_security{*proxy, on_tls, address_limits,
+                                      on_tls ? tls_handshakes : nullptr});
   };
   // --port is plain unless TLS has no port of its own; --tls-port is TLS.
   std::unique_ptr<infra::net::tcp_server> server;
@@ -519,7 +526,8 @@ int run_gateway(const infra::serve_options& o) {
   if (!o.metrics_addr.empty()) {
     try {
       metrics = std::make_unique<infra::metrics::metrics_endpoint>(
-          o.metrics_addr, counters, live_gauges(servers, tls, address_limits, retention), instance,
+          o.metrics_addr, counters,
+          live_gauges(servers, tls, tls_handshakes, address_limits, retention), instance,
           [counters, ttl = std::chrono::seconds{o.heartbeat_ttl_s}] {
             return not_ready_because(*counters, ttl);
           });

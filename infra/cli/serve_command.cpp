@@ -109,6 +109,13 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->check(CLI::IsMember({"tgw", "openssl"}))
       ->capture_default_str()
       ->needs(tls_cert);
+  cmd->add_option("--tls-handshakes", o->tls_handshakes,
+                  "TLS handshakes running at once over the instance; more wait their turn "
+                  "(within --handshake-timeout-ms). Each holds about 45 KiB while it runs, "
+                  "and a storm of reconnects would otherwise leave that behind (0: no limit)")
+      ->envname("TGW_TLS_HANDSHAKES")
+      ->capture_default_str()
+      ->needs(tls_cert);
   cmd->add_option("--tls-port", o->tls_port,
                   "Serve TLS on this TCP port and keep --port plain; without it, --port "
                   "speaks TLS when --tls-cert is given")

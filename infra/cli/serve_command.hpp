@@ -45,6 +45,7 @@ struct serve_options {
   double per_address_rate = 100;
   double per_address_burst = 200;
   std::size_t per_address_handshakes = 256;
+  std::size_t tls_handshakes = 256;  ///< TLS handshakes at once over the instance; 0: no bound.
   std::size_t max_frame_size = std::size_t{16} * 1024;
   int handshake_timeout_ms = 10'000;
   int idle_timeout_s = 1800;

@@ -190,6 +190,13 @@ class counters_collector final : public prometheus::Collectable {
     if (g_.tls_handshakes)
       labelled_counter("teltonika_tls_handshakes_total", "TLS handshakes on the device port",
                        g_.tls_handshakes(), "result");
+    if (g_.tls_handshakes_running)
+      gauge("teltonika_tls_handshakes_running",
+            "TLS handshakes in progress (at most --tls-handshakes)", g_.tls_handshakes_running());
+    if (g_.tls_handshakes_waiting)
+      gauge("teltonika_tls_handshakes_waiting",
+            "Connections waiting for a TLS handshake slot (--tls-handshakes)",
+            g_.tls_handshakes_waiting());
     if (g_.tls_certificate_expiry)
       gauge("teltonika_tls_certificate_expiry_timestamp_seconds",
             "When the device port's certificate in force expires", g_.tls_certificate_expiry());

@@ -22,6 +22,9 @@ struct live_gauges {
   std::function<double(std::size_t errc)> framing_errors;
   /// TLS handshakes by result (established, failed); unset without TLS.
   std::function<labelled()> tls_handshakes;
+  /// TLS handshakes running, and waiting for one of --tls-handshakes' slots.
+  std::function<double()> tls_handshakes_running;
+  std::function<double()> tls_handshakes_waiting;
   /// Expiry of the certificate in force, seconds since the epoch; unset without TLS.
   std::function<double()> tls_certificate_expiry;
   /// Connections of limited addresses still in their handshake.

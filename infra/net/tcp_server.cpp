@@ -199,18 +199,49 @@ class tcp_connection final : public device_link,
       }
     }
     if (security_.tls) {
-      const auto context = security_.tls->current();
-      try {
-        tls_ = std::make_unique<tls_channel>(*context, socket_.native_handle());
-      } catch (const std::exception& e) {
-        shutdown(e.what());
-        return;
-      }
       phase_ = phase::tls;
-      continue_handshake();
+      if (security_.handshakes && !security_.handshakes->enter(
+                                      [weak = weak_from_this()] {
+                                        auto self = weak.lock();
+                                        if (!self) return false;
+                                        asio::post(self->executor_, [self] { self->begin_tls(); });
+                                        return true;
+                                      },
+                                      gate_ticket_)) {
+        return;  // Waits for a slot; the handshake timeout runs meanwhile.
+      }
+      begin_tls();
       return;
     }
     begin_framing();
+  }
+
+  // With a slot of the handshake gate, if there is one.
+  void begin_tls() {
+    holds_gate_ = security_.handshakes != nullptr;
+    gate_ticket_ = 0;
+    if (closed_) {
+      leave_gate();
+      return;
+    }
+    const auto context = security_.tls->current();
+    try {
+      tls_ = std::make_unique<tls_channel>(*context, socket_.native_handle());
+    } catch (const std::exception& e) {
+      shutdown(e.what());
+      return;
+    }
+    continue_handshake();
+  }
+
+  void leave_gate() {
+    if (gate_ticket_ != 0) {
+      security_.handshakes->withdraw(gate_ticket_);
+      gate_ticket_ = 0;
+    }
+    if (!holds_gate_) return;
+    holds_gate_ = false;
+    security_.handshakes->leave();
   }
 
   void continue_handshake() {
@@ -219,6 +250,7 @@ class tcp_connection final : public device_link,
     switch (r.status) {
       case tls_status::done:
         if (*alive_) server_.counters_.tls_established.fetch_add(1, std::memory_order_relaxed);
+        leave_gate();
         begin_framing();
         return;
       case tls_status::want_read:
@@ -550,6 +582,7 @@ class tcp_connection final : public device_link,
     if (closed_) return;
     closed_ = true;
     release_limit();
+    leave_gate();
     boost::system::error_code ec;
     timer_.cancel();
     if (tls_) tls_->shutdown();
@@ -601,6 +634,8 @@ class tcp_connection final : public device_link,
   bool writing_ = false;
   bool identified_ = false;
   bool closed_ = false;
+  bool holds_gate_ = false;        ///< A slot of security_.handshakes is this connection's.
+  std::uint64_t gate_ticket_ = 0;  ///< Its place in that gate's line while it waits.
 };
 
 tcp_server::tcp_server(io_pool& pool, const tcp::endpoint& where, connection_limits limits,

@@ -13,6 +13,7 @@
 #include "infra/net/address_limits.hpp"
 #include "infra/net/asio.hpp"
 #include "infra/net/device_link.hpp"
+#include "infra/net/handshake_gate.hpp"
 #include "infra/net/io_pool.hpp"
 #include "infra/net/proxy_header.hpp"
 #include "infra/net/tls_context.hpp"
@@ -42,6 +43,8 @@ struct listener_security {
   std::shared_ptr<tls_context_source> tls;
   /// Per source address limits, shared by every listener of the instance; null: none.
   std::shared_ptr<address_limits> limits;
+  /// TLS handshakes running at once, shared by every TLS listener; null: no bound.
+  std::shared_ptr<handshake_gate> handshakes;
 };
 
 /// Counters the server keeps for metrics.

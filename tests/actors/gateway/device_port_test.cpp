@@ -10,8 +10,10 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "codecs/avl_encode.hpp"
@@ -255,6 +257,32 @@ TEST_F(DevicePort, WithAClientCaOnlyDevicesWithACertificateItSignedGetIn) {
   }));
   EXPECT_TRUE(journal(imei_b).empty());
   EXPECT_TRUE(journal(imei_c).empty());
+}
+
+TEST_F(DevicePort, TlsHandshakesBeyondTheLimitWaitForASlotAndThenRun) {
+  auto flags = tls_flags();
+  flags.insert(flags.end(), {"--tls-handshakes", "1"});
+  start(flags);
+  const std::string running = "teltonika_tls_handshakes_running{instance_id=\"gw-port-test\"} ";
+  const std::string waiting = "teltonika_tls_handshakes_waiting{instance_id=\"gw-port-test\"} ";
+  auto gauges_are = [&](double r, double w) {
+    return eventually([&] { return metric(running) == r && metric(waiting) == w; });
+  };
+
+  // A device that connects and never says hello holds the one slot.
+  auto silent = std::make_unique<device>(port);
+  ASSERT_TRUE(gauges_are(1, 0)) << metric(running) << " " << metric(waiting);
+  // The next one waits, its ClientHello unread.
+  std::optional<tls_device> next;
+  std::thread connecting([&] { next.emplace(port, trusting(ca.cert)); });
+  EXPECT_TRUE(gauges_are(1, 1)) << metric(running) << " " << metric(waiting);
+  // The slot passes on when the silent one goes.
+  silent.reset();
+  connecting.join();
+  ASSERT_TRUE(next->established()) << next->error();
+  next->send(handshake_packet(imei_a));
+  EXPECT_EQ(next->receive(1), bytes{0x01});
+  EXPECT_TRUE(gauges_are(0, 0)) << metric(running) << " " << metric(waiting);
 }
 
 TEST_F(DevicePort, PlainBytesOnTheTlsPortAreClosedWithAReasonAndThePlainPortStaysPlain) {
