@@ -113,7 +113,8 @@ void tls_channel::take_over() {
     SSL_set_read_ahead(ssl_, 1);
     return;
   }
-  cipher_name_ = SSL_get_cipher_name(ssl_);
+  const char* name = SSL_get_cipher_name(ssl_);
+  cipher_name_ = name != nullptr ? name : "-";
   SSL_free(ssl_);
   ssl_ = nullptr;
 }

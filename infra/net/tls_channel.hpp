@@ -91,12 +91,6 @@ class tls_channel {
   void take_over();
   tls_result records_read(std::span<std::uint8_t> into, std::string& error);
   tls_result records_write(std::span<const std::uint8_t> bytes, std::string& error);
-  /// Opens the whole records at the front of `buffer`, moving their application
-  /// bytes to its start; returns how many there are, and in `used` how many bytes
-  /// of `buffer` the records took. False with `error` on a fault.
-  bool open_records(std::span<std::uint8_t> buffer, std::size_t& plain, std::size_t& used,
-                    std::string& error);
-  bool post_handshake(std::span<const std::uint8_t> messages, std::string& error);
   tls_status flush(std::string& error);
 
   socket_state socket_;

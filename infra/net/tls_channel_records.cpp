@@ -22,11 +22,6 @@ std::span<std::uint8_t> receive_scratch() {
   return scratch;
 }
 
-constexpr std::uint8_t handshake_new_session_ticket = 4;
-constexpr std::uint8_t handshake_key_update = 24;
-constexpr std::uint8_t alert_close_notify = 0;
-constexpr std::uint8_t alert_level_warning = 1;
-
 }  // namespace
 
 tls_result tls_channel::records_read(std::span<std::uint8_t> into, std::string& error) {
@@ -64,10 +59,17 @@ tls_result tls_channel::records_read(std::span<std::uint8_t> into, std::string& 
     }
     socket_.drained = static_cast<std::size_t>(n) < room;
     const std::size_t have = kept + static_cast<std::size_t>(n);
-    std::size_t plain = 0;
-    std::size_t used = 0;
-    if (!open_records(buffer.first(have), plain, used, error)) return {tls_status::failed, 0};
-    partial_.assign(buffer.begin() + static_cast<std::ptrdiff_t>(used),
+    const std::size_t queued = out_.size();
+    const tls_received got = records_->receive(buffer.first(have), server_, out_);
+    if (!got.error.empty()) {
+      error = got.error;
+      return {tls_status::failed, 0};
+    }
+    // A KeyUpdate answered: it goes out now, before anything sealed after it.
+    if (out_.size() > queued && flush(error) == tls_status::failed) return {tls_status::failed, 0};
+    peer_closed_ = got.closed;
+    const std::size_t plain = got.plain;
+    partial_.assign(buffer.begin() + static_cast<std::ptrdiff_t>(got.used),
                     buffer.begin() + static_cast<std::ptrdiff_t>(have));
     if (plain > 0) {
       const std::size_t take = std::min(plain, into.size());
@@ -80,99 +82,6 @@ tls_result tls_channel::records_read(std::span<std::uint8_t> into, std::string& 
     if (socket_.drained) return {tls_status::want_read, 0};
     // Only part of a record, and the socket may hold the rest: read on.
   }
-}
-
-bool tls_channel::open_records(std::span<std::uint8_t> buffer, std::size_t& plain,
-                               std::size_t& used, std::string& error) {
-  plain = used = 0;
-  while (!peer_closed_ && buffer.size() - used >= tls_records::header_size) {
-    const std::uint8_t* header = buffer.data() + used;
-    const std::size_t body = (std::size_t{header[3]} << 8) | header[4];
-    if (body > tls_records::max_body) {
-      error = "record overflow (" + std::to_string(body) + " bytes)";
-      return false;
-    }
-    if (buffer.size() - used < tls_records::header_size + body) break;
-    const tls_opened r = records_->open(buffer.subspan(used, tls_records::header_size + body));
-    used += tls_records::header_size + body;
-    if (!r.ok) {
-      error = r.error;
-      return false;
-    }
-    switch (r.type) {
-      case tls_content::application_data:
-        // Moved down over the headers and tags of the records before it.
-        std::memmove(buffer.data() + plain, r.plaintext.data(), r.plaintext.size());
-        plain += r.plaintext.size();
-        break;
-      case tls_content::alert:
-        if (r.plaintext.size() != 2) {
-          error = "malformed alert";
-          return false;
-        }
-        if (r.plaintext[1] == alert_close_notify) {
-          peer_closed_ = true;
-        } else if (!(r.plaintext[0] == alert_level_warning &&
-                     records_->version() == tls_version::tls12)) {
-          error = "alert " + std::to_string(r.plaintext[1]) + " from the peer";
-          return false;
-        }
-        break;
-      case tls_content::handshake:
-        if (!post_handshake(r.plaintext, error)) return false;
-        break;
-      default:
-        error = "unexpected record type " + std::to_string(static_cast<int>(r.type));
-        return false;
-    }
-  }
-  return true;
-}
-
-// Messages after the handshake. TLS 1.2: any is a renegotiation, refused. TLS 1.3:
-// KeyUpdate moves the keys on (and, when asked, ours too); a client ignores session
-// tickets (the simulator does not resume). A message split over records is refused:
-// the stacks seen send each of these whole.
-bool tls_channel::post_handshake(std::span<const std::uint8_t> messages, std::string& error) {
-  if (records_->version() == tls_version::tls12) {
-    error = server_ ? "renegotiation refused" : "unexpected handshake message";
-    return false;
-  }
-  while (!messages.empty()) {
-    if (messages.size() < 4) {
-      error = "handshake message split over records";
-      return false;
-    }
-    const std::size_t length =
-        (std::size_t{messages[1]} << 16) | (std::size_t{messages[2]} << 8) | messages[3];
-    if (messages.size() < 4 + length) {
-      error = "handshake message split over records";
-      return false;
-    }
-    const std::uint8_t type = messages[0];
-    const auto body = messages.subspan(4, length);
-    messages = messages.subspan(4 + length);
-    if (type == handshake_new_session_ticket && !server_) continue;
-    if (type != handshake_key_update || body.size() != 1 || body[0] > 1) {
-      error = "unexpected handshake message " + std::to_string(type) + " after the handshake";
-      return false;
-    }
-    if (!records_->update_read_keys()) {
-      error = "key update failed";
-      return false;
-    }
-    if (body[0] == 1) {
-      // update_requested: answer under the old keys, then move ours on.
-      static constexpr std::uint8_t not_requested[] = {handshake_key_update, 0, 0, 1, 0};
-      records_->seal(tls_content::handshake, not_requested, out_);
-      if (!records_->update_write_keys()) {
-        error = "key update failed";
-        return false;
-      }
-      if (flush(error) == tls_status::failed) return false;
-    }
-  }
-  return true;
 }
 
 // Seals the caller's bytes once; a write the socket did not take whole is repeated

@@ -229,6 +229,11 @@ tls_opened tls_records::open(std::span<std::uint8_t> record) {
 
 namespace {
 
+constexpr std::uint8_t handshake_new_session_ticket = 4;
+constexpr std::uint8_t handshake_key_update = 24;
+constexpr std::uint8_t alert_close_notify = 0;
+constexpr std::uint8_t alert_level_warning = 1;
+
 bool next_generation(tls_direction_keys& keys) {
   // RFC 8446 7.2: application_traffic_secret_N+1 = HKDF-Expand-Label(secret_N,
   // "traffic upd", "", Hash.length).
@@ -241,6 +246,101 @@ bool next_generation(tls_direction_keys& keys) {
 }
 
 }  // namespace
+
+tls_received tls_records::receive(std::span<std::uint8_t> buffer, bool server,
+                                  std::vector<std::uint8_t>& replies) {
+  tls_received out;
+  std::size_t& plain = out.plain;
+  std::size_t& used = out.used;
+  std::string& error = out.error;
+  while (!out.closed && buffer.size() - used >= header_size) {
+    const std::uint8_t* header = buffer.data() + used;
+    const std::size_t body = (std::size_t{header[3]} << 8) | header[4];
+    if (body > max_body) {
+      error = "record overflow (" + std::to_string(body) + " bytes)";
+      return out;
+    }
+    if (buffer.size() - used < header_size + body) break;
+    const tls_opened r = open(buffer.subspan(used, header_size + body));
+    used += header_size + body;
+    if (!r.ok) {
+      error = r.error;
+      return out;
+    }
+    switch (r.type) {
+      case tls_content::application_data:
+        // Moved down over the headers and tags of the records before it.
+        std::memmove(buffer.data() + plain, r.plaintext.data(), r.plaintext.size());
+        plain += r.plaintext.size();
+        break;
+      case tls_content::alert:
+        if (r.plaintext.size() != 2) {
+          error = "malformed alert";
+          return out;
+        }
+        if (r.plaintext[1] == alert_close_notify) {
+          out.closed = true;
+        } else if (!(r.plaintext[0] == alert_level_warning && version_ == tls_version::tls12)) {
+          error = "alert " + std::to_string(r.plaintext[1]) + " from the peer";
+          return out;
+        }
+        break;
+      case tls_content::handshake:
+        if (!post_handshake(r.plaintext, server, replies, error)) return out;
+        break;
+      default:
+        error = "unexpected record type " + std::to_string(static_cast<int>(r.type));
+        return out;
+    }
+  }
+  return out;
+}
+
+// Messages after the handshake. TLS 1.2: any is a renegotiation, refused. TLS 1.3:
+// KeyUpdate moves the keys on (and, when asked, ours too); a client ignores session
+// tickets (the simulator does not resume). A message split over records is refused:
+// the stacks seen send each of these whole.
+bool tls_records::post_handshake(std::span<const std::uint8_t> messages, bool server,
+                                 std::vector<std::uint8_t>& replies, std::string& error) {
+  if (version_ == tls_version::tls12) {
+    error = server ? "renegotiation refused" : "unexpected handshake message";
+    return false;
+  }
+  while (!messages.empty()) {
+    if (messages.size() < 4) {
+      error = "handshake message split over records";
+      return false;
+    }
+    const std::size_t length =
+        (std::size_t{messages[1]} << 16) | (std::size_t{messages[2]} << 8) | messages[3];
+    if (messages.size() < 4 + length) {
+      error = "handshake message split over records";
+      return false;
+    }
+    const std::uint8_t type = messages[0];
+    const auto body = messages.subspan(4, length);
+    messages = messages.subspan(4 + length);
+    if (type == handshake_new_session_ticket && !server) continue;
+    if (type != handshake_key_update || body.size() != 1 || body[0] > 1) {
+      error = "unexpected handshake message " + std::to_string(type) + " after the handshake";
+      return false;
+    }
+    if (!update_read_keys()) {
+      error = "key update failed";
+      return false;
+    }
+    if (body[0] == 1) {
+      // update_requested: answer under the old keys, then move ours on.
+      static constexpr std::uint8_t not_requested[] = {handshake_key_update, 0, 0, 1, 0};
+      seal(tls_content::handshake, not_requested, replies);
+      if (!update_write_keys()) {
+        error = "key update failed";
+        return false;
+      }
+    }
+  }
+  return true;
+}
 
 bool tls_records::update_read_keys() {
   return next_generation(read_);

@@ -49,6 +49,14 @@ struct tls_opened {
   const char* error = nullptr;        ///< When !ok: what was wrong.
 };
 
+/// What receive() made of the whole records at the front of a buffer.
+struct tls_received {
+  std::size_t plain = 0;  ///< Application bytes, moved to the buffer's start.
+  std::size_t used = 0;   ///< Bytes of the buffer the opened records took.
+  bool closed = false;    ///< close_notify came; nothing after it was read.
+  std::string error;      ///< Set on a fault: the session is over.
+};
+
 /// The record protection of an established TLS 1.2 or 1.3 session with an AES-GCM
 /// cipher (RFC 5288 / RFC 8446 5.2-5.3), after OpenSSL did the handshake and handed
 /// over the keys. A session kept in OpenSSL holds about 14 KiB for its whole life (the
@@ -74,6 +82,16 @@ class tls_records {
   /// Opens one whole record (header included) in place.
   tls_opened open(std::span<std::uint8_t> record);
 
+  /// Opens the whole records at the front of `buffer` in place and acts on what they
+  /// carry: application bytes are gathered at the buffer's start; close_notify ends
+  /// reading; a TLS 1.3 KeyUpdate moves the read keys on (and, when the peer asks,
+  /// appends our KeyUpdate to `replies` and moves the write keys on); a client skips
+  /// TLS 1.3 session tickets. Refused: renegotiation (any TLS 1.2 handshake message),
+  /// other alerts, a handshake message split over records, and anything malformed.
+  /// A partial record at the end is left for the next call (`used` stops before it).
+  tls_received receive(std::span<std::uint8_t> buffer, bool server,
+                       std::vector<std::uint8_t>& replies);
+
   /// TLS 1.3 KeyUpdate: the next traffic secret of a direction, its keys, sequence 0.
   /// False if the key derivation failed.
   bool update_read_keys();
@@ -82,6 +100,9 @@ class tls_records {
   [[nodiscard]] tls_version version() const { return version_; }
 
  private:
+  bool post_handshake(std::span<const std::uint8_t> messages, bool server,
+                      std::vector<std::uint8_t>& replies, std::string& error);
+
   tls_version version_;
   tls_direction_keys read_;
   tls_direction_keys write_;

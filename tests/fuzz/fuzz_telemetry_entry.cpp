@@ -78,12 +78,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           nlohmann::json::parse(row.io_named));
   // The COPY stream: header, one tuple of 17 fields whose lengths account for every
   // byte, trailer.
-  const std::string data = copy_binary({row});
+  const std::string copy = copy_binary({row});
   std::size_t at = 19;
   const auto be = [&](std::size_t n) {
-    require(at + n <= data.size());
+    require(at + n <= copy.size());
     std::int64_t v = 0;
-    for (std::size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<unsigned char>(data[at++]);
+    for (std::size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<unsigned char>(copy[at++]);
     const int shift = static_cast<int>(64 - 8 * n);
     return (v << shift) >> shift;
   };
@@ -92,10 +92,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::int64_t n = be(4);
     require(n >= -1);
     if (n > 0) {
-      require(at + static_cast<std::size_t>(n) <= data.size());
+      require(at + static_cast<std::size_t>(n) <= copy.size());
       at += static_cast<std::size_t>(n);
     }
   }
-  require(be(2) == -1 && at == data.size());
+  require(be(2) == -1 && at == copy.size());
   return 0;
 }
