@@ -325,9 +325,10 @@ class tcp_connection final : public device_link,
     if (!closed_ && !reading_ && phase_ == phase::framing) wait_readable();
   }
 
-  // An idle connection holds no receive buffer: a plain one waits with a read into
-  // its small landing area, a TLS one waits for readability. Memory is taken only
-  // while bytes are in.
+  // An idle connection holds no receive buffer: a plain one, and a TLS one whose
+  // records the gateway carries, waits with a read into its small landing area; one
+  // left in OpenSSL waits for readability, as OpenSSL reads the socket itself. Memory
+  // is taken only while bytes are in.
   void wait_readable() {
     if (closed_ || reading_ || in_flight_ >= limits_.max_frames_in_flight) return;
     if (unread_) {
@@ -340,7 +341,7 @@ class tcp_connection final : public device_link,
       });
       return;
     }
-    if (tls_) {
+    if (tls_ && !tls_->offloaded()) {
       wait_socket(tcp::socket::wait_read);
     } else {
       receive_into_landing();
@@ -350,8 +351,9 @@ class tcp_connection final : public device_link,
   // A read, not a readiness wait: Asio's reactor re-arms the descriptor with an
   // epoll_ctl on every async_wait (a syscall per packet), whereas a read that is
   // queued after the socket was found drained waits on the edge-triggered
-  // registration it already has. The landing area holds a 1-record packet whole; a
-  // larger one is read on from the socket into the framer.
+  // registration it already has. The landing area holds a 1-record packet whole, or
+  // the TLS record around it; a larger one is read on from the socket into the
+  // framer, or by the record layer.
   void receive_into_landing() {
     reading_ = true;
     socket_.async_read_some(
@@ -364,6 +366,12 @@ class tcp_connection final : public device_link,
             return;
           }
           const auto fresh = std::span<const std::uint8_t>(self->landing_).first(n);
+          if (self->tls_) {
+            // Sealed bytes: the record layer opens them in the read that follows.
+            self->tls_->received(fresh, n < self->landing_.size());
+            self->read_available();
+            return;
+          }
           self->framer_.append(fresh);
           self->take_received(fresh, n == self->landing_.size());
         });
@@ -488,8 +496,10 @@ class tcp_connection final : public device_link,
   // Under glibc's 1 KiB large-chunk threshold: a larger request makes malloc
   // consolidate its fast bins, once per read. A 10-record packet fits.
   static constexpr std::size_t read_chunk = 1000;
-  // A 1-record Codec 8 Extended packet with a few IO elements is 60-120 bytes.
-  static constexpr std::size_t landing_size = 128;
+  // A 1-record Codec 8 Extended packet with a few IO elements is 60-120 bytes, and
+  // 29 more in a TLS 1.2 AES-GCM record (22 in TLS 1.3). The connection, 64 bytes
+  // larger, stays in the same allocator size class.
+  static constexpr std::size_t landing_size = 192;
 
   void write_next() {
     if (tls_) {

@@ -71,6 +71,12 @@ class tls_channel {
   [[nodiscard]] std::string describe() const;
   /// Whether tls_records carries the session (OpenSSL did only the handshake).
   [[nodiscard]] bool offloaded() const { return records_ != nullptr; }
+  /// An offloaded session only: bytes the caller read from the socket itself (a read
+  /// queued on the socket's edge-triggered registration, which a readiness wait would
+  /// re-arm with a syscall). The next read() opens them before it reads the socket,
+  /// and reads the socket only if they end in part of a record and `drained` is false
+  /// (that read filled its buffer, so the socket may hold more).
+  void received(std::span<const std::uint8_t> bytes, bool drained);
 
   /// After a read that returned bytes: whether another read may find more without
   /// waiting for the socket. True when OpenSSL holds bytes already read from the
@@ -103,6 +109,7 @@ class tls_channel {
   const char* cipher_name_ = nullptr;  ///< OpenSSL's static name, kept past SSL_free.
   bool server_;
   bool sealed_write_ = false;  ///< out_ holds the bytes of the write being repeated.
+  bool fed_ = false;           ///< partial_ ends in bytes received() gave, not yet opened.
   bool peer_closed_ = false;   ///< close_notify came; told once plain_ is read.
 };
 

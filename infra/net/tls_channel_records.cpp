@@ -24,8 +24,14 @@ std::span<std::uint8_t> receive_scratch() {
 
 }  // namespace
 
+void tls_channel::received(std::span<const std::uint8_t> bytes, bool drained) {
+  partial_.insert(partial_.end(), bytes.begin(), bytes.end());
+  fed_ = true;
+  socket_.drained = drained;
+}
+
 tls_result tls_channel::records_read(std::span<std::uint8_t> into, std::string& error) {
-  socket_.drained = false;
+  if (!fed_) socket_.drained = false;
   for (;;) {
     if (!plain_.empty()) {
       const std::size_t n = std::min(into.size(), plain_.size());
@@ -39,26 +45,31 @@ tls_result tls_channel::records_read(std::span<std::uint8_t> into, std::string& 
     const std::size_t kept = partial_.size();
     if (kept > 0) std::memcpy(buffer.data(), partial_.data(), kept);
     partial_.clear();
-    const std::size_t room = buffer.size() - kept;
-    const ssize_t n = ::recv(socket_.fd, buffer.data() + kept, room, 0);
-    if (n < 0) {
-      const int e = errno;
-      partial_.assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(kept));
-      if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR) {
-        socket_.drained = true;
-        return {tls_status::want_read, 0};
+    std::size_t have = kept;
+    if (fed_) {
+      fed_ = false;  // Opened first; socket_.drained is what received() was told.
+    } else {
+      const std::size_t room = buffer.size() - kept;
+      const ssize_t n = ::recv(socket_.fd, buffer.data() + kept, room, 0);
+      if (n < 0) {
+        const int e = errno;
+        partial_.assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(kept));
+        if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR) {
+          socket_.drained = true;
+          return {tls_status::want_read, 0};
+        }
+        error = std::strerror(e);
+        return {tls_status::failed, 0};
       }
-      error = std::strerror(e);
-      return {tls_status::failed, 0};
+      if (n == 0) {
+        // A device that loses power closes without close_notify: an ordinary close,
+        // as with OpenSSL's SSL_OP_IGNORE_UNEXPECTED_EOF. Half a record is dropped.
+        socket_.drained = true;
+        return {tls_status::closed, 0};
+      }
+      socket_.drained = static_cast<std::size_t>(n) < room;
+      have += static_cast<std::size_t>(n);
     }
-    if (n == 0) {
-      // A device that loses power closes without close_notify: an ordinary close,
-      // as with OpenSSL's SSL_OP_IGNORE_UNEXPECTED_EOF. Half a record is dropped.
-      socket_.drained = true;
-      return {tls_status::closed, 0};
-    }
-    socket_.drained = static_cast<std::size_t>(n) < room;
-    const std::size_t have = kept + static_cast<std::size_t>(n);
     const std::size_t queued = out_.size();
     const tls_received got = records_->receive(buffer.first(have), server_, out_);
     if (!got.error.empty()) {

@@ -366,6 +366,60 @@ TEST(TlsChannel, RecordsCutAtEveryByteArriveWhole) {
   }
 }
 
+// The connection reads into its landing area and hands the bytes over: they are
+// opened without a read of the socket, which here stays empty throughout.
+TEST(TlsChannel, ReceivedBytesAreOpenedWithoutReadingTheSocket) {
+  for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    session_pair pair({version, ""});
+    ASSERT_TRUE(pair.handshake());
+    BIO* records = pair.capture_client_records();
+    const auto a = pattern(100);
+    const auto b = pattern(30);
+    ASSERT_EQ(SSL_write(pair.client(), a.data(), 100), 100);
+    ASSERT_EQ(SSL_write(pair.client(), b.data(), 30), 30);
+    const auto wire = mem_bytes(records);
+    std::vector<std::uint8_t> got;
+    std::string error;
+    // Pieces of 7 bytes, each said to have drained the socket: a piece that ends in
+    // part of a record waits for the next one.
+    for (std::size_t at = 0; at < wire.size(); at += 7) {
+      const std::size_t n = std::min<std::size_t>(7, wire.size() - at);
+      pair.server().received(std::span(wire).subspan(at, n), true);
+      std::vector<std::uint8_t> space(1000);
+      const tls_result r = pair.server().read(space, error);
+      ASSERT_TRUE(r.status == tls_status::done || r.status == tls_status::want_read) << error;
+      if (r.status == tls_status::done)
+        got.insert(got.end(), space.begin(), space.begin() + static_cast<std::ptrdiff_t>(r.bytes));
+    }
+    std::vector<std::uint8_t> expected = a;
+    expected.insert(expected.end(), b.begin(), b.end());
+    EXPECT_EQ(got, expected) << version;
+  }
+}
+
+// A landing read that filled its space: the rest of the record is in the socket.
+TEST(TlsChannel, ReceivedBytesThatEndInPartOfARecordAreCompletedFromTheSocket) {
+  for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    session_pair pair({version, ""});
+    ASSERT_TRUE(pair.handshake());
+    BIO* records = pair.capture_client_records();
+    const auto a = pattern(300);
+    ASSERT_EQ(SSL_write(pair.client(), a.data(), 300), 300);
+    const auto wire = mem_bytes(records);
+    pair.server().received(std::span(wire).first(192), false);
+    pair.raw_to_server(std::span(wire).subspan(192));
+    std::string error;
+    std::vector<std::uint8_t> space(1000);
+    const tls_result r = pair.server().read(space, error);
+    ASSERT_EQ(r.status, tls_status::done) << error;
+    EXPECT_EQ(std::vector<std::uint8_t>(space.begin(),
+                                        space.begin() + static_cast<std::ptrdiff_t>(r.bytes)),
+              a)
+        << version;
+    EXPECT_FALSE(pair.server().more_to_read());
+  }
+}
+
 TEST(TlsChannel, AnAlteredRecordEndsTheSessionWithBadRecordMac) {
   for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
     session_pair pair({version, ""});
