@@ -13,7 +13,10 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -267,6 +270,34 @@ std::vector<std::uint8_t> mem_bytes(BIO* mem) {
   return {data, data + n};
 }
 
+// The records the client seals for `messages`, one SSL_write each, caught before
+// they reach the socket.
+std::vector<std::uint8_t> client_records(
+    session_pair& pair, std::initializer_list<std::vector<std::uint8_t>> messages) {
+  BIO* records = pair.capture_client_records();
+  for (const auto& m : messages) {
+    if (SSL_write(pair.client(), m.data(), static_cast<int>(m.size())) !=
+        static_cast<int>(m.size()))
+      throw std::runtime_error("SSL_write");
+  }
+  return mem_bytes(records);
+}
+
+// One server read; its bytes are appended to `got`. False on anything but bytes or
+// a wait for more.
+bool read_into(tls_channel& server, std::vector<std::uint8_t>& got, std::string& error) {
+  std::vector<std::uint8_t> space(1000);
+  const tls_result r = server.read(space, error);
+  if (r.status == tls_status::done)
+    got.insert(got.end(), space.begin(), space.begin() + static_cast<std::ptrdiff_t>(r.bytes));
+  return r.status == tls_status::done || r.status == tls_status::want_read;
+}
+
+std::vector<std::uint8_t> joined(std::vector<std::uint8_t> a, const std::vector<std::uint8_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 using Suite = std::tuple<int, std::string, std::string>;  // version, cipher, description
 
 class TlsChannelSuites : public ::testing::TestWithParam<Suite> {};
@@ -344,25 +375,16 @@ TEST(TlsChannel, RecordsCutAtEveryByteArriveWhole) {
     session_pair pair({version, ""});
     ASSERT_TRUE(pair.handshake());
     ASSERT_TRUE(pair.server().offloaded());
-    BIO* records = pair.capture_client_records();
     const auto a = pattern(120);
     const auto b = pattern(77);
-    ASSERT_EQ(SSL_write(pair.client(), a.data(), static_cast<int>(a.size())), 120);
-    ASSERT_EQ(SSL_write(pair.client(), b.data(), static_cast<int>(b.size())), 77);
-    const auto wire = mem_bytes(records);
+    const auto wire = client_records(pair, {a, b});
     std::vector<std::uint8_t> got;
     std::string error;
     for (const std::uint8_t byte : wire) {
       pair.raw_to_server(std::span(&byte, 1));
-      std::vector<std::uint8_t> space(1000);
-      const tls_result r = pair.server().read(space, error);
-      ASSERT_TRUE(r.status == tls_status::done || r.status == tls_status::want_read) << error;
-      if (r.status == tls_status::done)
-        got.insert(got.end(), space.begin(), space.begin() + static_cast<std::ptrdiff_t>(r.bytes));
+      ASSERT_TRUE(read_into(pair.server(), got, error)) << error;
     }
-    std::vector<std::uint8_t> expected = a;
-    expected.insert(expected.end(), b.begin(), b.end());
-    EXPECT_EQ(got, expected) << version;
+    EXPECT_EQ(got, joined(a, b)) << version;
   }
 }
 
@@ -372,12 +394,9 @@ TEST(TlsChannel, ReceivedBytesAreOpenedWithoutReadingTheSocket) {
   for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
     session_pair pair({version, ""});
     ASSERT_TRUE(pair.handshake());
-    BIO* records = pair.capture_client_records();
     const auto a = pattern(100);
     const auto b = pattern(30);
-    ASSERT_EQ(SSL_write(pair.client(), a.data(), 100), 100);
-    ASSERT_EQ(SSL_write(pair.client(), b.data(), 30), 30);
-    const auto wire = mem_bytes(records);
+    const auto wire = client_records(pair, {a, b});
     std::vector<std::uint8_t> got;
     std::string error;
     // Pieces of 7 bytes, each said to have drained the socket: a piece that ends in
@@ -385,15 +404,9 @@ TEST(TlsChannel, ReceivedBytesAreOpenedWithoutReadingTheSocket) {
     for (std::size_t at = 0; at < wire.size(); at += 7) {
       const std::size_t n = std::min<std::size_t>(7, wire.size() - at);
       pair.server().received(std::span(wire).subspan(at, n), true);
-      std::vector<std::uint8_t> space(1000);
-      const tls_result r = pair.server().read(space, error);
-      ASSERT_TRUE(r.status == tls_status::done || r.status == tls_status::want_read) << error;
-      if (r.status == tls_status::done)
-        got.insert(got.end(), space.begin(), space.begin() + static_cast<std::ptrdiff_t>(r.bytes));
+      ASSERT_TRUE(read_into(pair.server(), got, error)) << error;
     }
-    std::vector<std::uint8_t> expected = a;
-    expected.insert(expected.end(), b.begin(), b.end());
-    EXPECT_EQ(got, expected) << version;
+    EXPECT_EQ(got, joined(a, b)) << version;
   }
 }
 
@@ -402,20 +415,14 @@ TEST(TlsChannel, ReceivedBytesThatEndInPartOfARecordAreCompletedFromTheSocket) {
   for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
     session_pair pair({version, ""});
     ASSERT_TRUE(pair.handshake());
-    BIO* records = pair.capture_client_records();
     const auto a = pattern(300);
-    ASSERT_EQ(SSL_write(pair.client(), a.data(), 300), 300);
-    const auto wire = mem_bytes(records);
+    const auto wire = client_records(pair, {a});
     pair.server().received(std::span(wire).first(192), false);
     pair.raw_to_server(std::span(wire).subspan(192));
+    std::vector<std::uint8_t> got;
     std::string error;
-    std::vector<std::uint8_t> space(1000);
-    const tls_result r = pair.server().read(space, error);
-    ASSERT_EQ(r.status, tls_status::done) << error;
-    EXPECT_EQ(std::vector<std::uint8_t>(space.begin(),
-                                        space.begin() + static_cast<std::ptrdiff_t>(r.bytes)),
-              a)
-        << version;
+    ASSERT_TRUE(read_into(pair.server(), got, error)) << error;
+    EXPECT_EQ(got, a) << version;
     EXPECT_FALSE(pair.server().more_to_read());
   }
 }
