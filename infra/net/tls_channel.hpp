@@ -75,7 +75,8 @@ class tls_channel {
   /// queued on the socket's edge-triggered registration, which a readiness wait would
   /// re-arm with a syscall). The next read() opens them before it reads the socket,
   /// and reads the socket only if they end in part of a record and `drained` is false
-  /// (that read filled its buffer, so the socket may hold more).
+  /// (that read filled its buffer, so the socket may hold more). The bytes are not
+  /// copied: they must stay valid until that read, and be at most one record long.
   void received(std::span<const std::uint8_t> bytes, bool drained);
 
   /// After a read that returned bytes: whether another read may find more without
@@ -98,6 +99,8 @@ class tls_channel {
   tls_result records_read(std::span<std::uint8_t> into, std::string& error);
   tls_result records_write(std::span<const std::uint8_t> bytes, std::string& error);
   tls_status flush(std::string& error);
+  /// Sends `bytes` from `sent` on until the socket is full or they are all gone.
+  tls_status send_from(std::span<const std::uint8_t> bytes, std::size_t& sent, std::string& error);
 
   socket_state socket_;
   ssl_st* ssl_;                                     ///< Null once records_ carries the session.
@@ -108,9 +111,9 @@ class tls_channel {
   std::vector<std::uint8_t> out_;      ///< Sealed bytes the socket did not take yet.
   const char* cipher_name_ = nullptr;  ///< OpenSSL's static name, kept past SSL_free.
   bool server_;
-  bool sealed_write_ = false;  ///< out_ holds the bytes of the write being repeated.
-  bool fed_ = false;           ///< partial_ ends in bytes received() gave, not yet opened.
-  bool peer_closed_ = false;   ///< close_notify came; told once plain_ is read.
+  bool sealed_write_ = false;          ///< out_ holds the bytes of the write being repeated.
+  std::span<const std::uint8_t> fed_;  ///< What received() gave, until the next read.
+  bool peer_closed_ = false;           ///< close_notify came; told once plain_ is read.
 };
 
 }  // namespace tgw::infra::net

@@ -22,16 +22,23 @@ std::span<std::uint8_t> receive_scratch() {
   return scratch;
 }
 
+// Where a write is sealed, per io thread: only what the socket does not take at once
+// is kept by the session, so an ACK costs no allocation.
+std::vector<std::uint8_t>& send_scratch() {
+  thread_local std::vector<std::uint8_t> scratch;
+  scratch.clear();
+  return scratch;
+}
+
 }  // namespace
 
 void tls_channel::received(std::span<const std::uint8_t> bytes, bool drained) {
-  partial_.insert(partial_.end(), bytes.begin(), bytes.end());
-  fed_ = true;
+  fed_ = bytes;
   socket_.drained = drained;
 }
 
 tls_result tls_channel::records_read(std::span<std::uint8_t> into, std::string& error) {
-  if (!fed_) socket_.drained = false;
+  if (fed_.empty()) socket_.drained = false;
   for (;;) {
     if (!plain_.empty()) {
       const std::size_t n = std::min(into.size(), plain_.size());
@@ -46,8 +53,12 @@ tls_result tls_channel::records_read(std::span<std::uint8_t> into, std::string& 
     if (kept > 0) std::memcpy(buffer.data(), partial_.data(), kept);
     partial_.clear();
     std::size_t have = kept;
-    if (fed_) {
-      fed_ = false;  // Opened first; socket_.drained is what received() was told.
+    if (!fed_.empty()) {
+      // Opened first, behind the partial record; socket_.drained is what received()
+      // was told. Both fit: the partial record is shorter than one, fed_ one at most.
+      std::memcpy(buffer.data() + kept, fed_.data(), fed_.size());
+      have += fed_.size();
+      fed_ = {};
     } else {
       const std::size_t room = buffer.size() - kept;
       const ssize_t n = ::recv(socket_.fd, buffer.data() + kept, room, 0);
@@ -98,6 +109,19 @@ tls_result tls_channel::records_read(std::span<std::uint8_t> into, std::string& 
 // Seals the caller's bytes once; a write the socket did not take whole is repeated
 // by the caller with the same bytes, and only what is left is sent then.
 tls_result tls_channel::records_write(std::span<const std::uint8_t> bytes, std::string& error) {
+  if (!sealed_write_ && out_.empty()) {
+    // The usual case: sealed and sent from the thread's scratch; only a rest the
+    // socket did not take stays with the session, for the caller's repeat.
+    std::vector<std::uint8_t>& sealed = send_scratch();
+    records_->seal(tls_content::application_data, bytes, sealed);
+    std::size_t sent = 0;
+    const tls_status s = send_from(sealed, sent, error);
+    if (s == tls_status::done) return {tls_status::done, bytes.size()};
+    if (s == tls_status::failed) return {s, 0};
+    out_.assign(sealed.begin() + static_cast<std::ptrdiff_t>(sent), sealed.end());
+    sealed_write_ = true;
+    return {s, 0};
+  }
   if (!sealed_write_) {
     records_->seal(tls_content::application_data, bytes, out_);
     sealed_write_ = true;
@@ -110,10 +134,17 @@ tls_result tls_channel::records_write(std::span<const std::uint8_t> bytes, std::
 
 tls_status tls_channel::flush(std::string& error) {
   std::size_t sent = 0;
+  const tls_status status = send_from(out_, sent, error);
+  out_.erase(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(sent));
+  return status;
+}
+
+tls_status tls_channel::send_from(std::span<const std::uint8_t> bytes, std::size_t& sent,
+                                  std::string& error) {
   tls_status status = tls_status::done;
-  while (sent < out_.size()) {
+  while (sent < bytes.size()) {
     // MSG_NOSIGNAL: a device gone mid-write is an EPIPE here, never a SIGPIPE.
-    const ssize_t n = ::send(socket_.fd, out_.data() + sent, out_.size() - sent, MSG_NOSIGNAL);
+    const ssize_t n = ::send(socket_.fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -126,7 +157,6 @@ tls_status tls_channel::flush(std::string& error) {
     }
     sent += static_cast<std::size_t>(n);
   }
-  out_.erase(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(sent));
   return status;
 }
 

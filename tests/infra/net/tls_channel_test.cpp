@@ -14,7 +14,9 @@
 #include <openssl/ssl.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -233,6 +235,7 @@ class session_pair {
   }
 
   tls_channel& server() { return *server_; }
+  [[nodiscard]] int server_fd() const { return server_fd_; }
   SSL* client() { return client_; }
 
  private:
@@ -488,6 +491,37 @@ TEST(TlsChannel, APeerGoneWithoutCloseNotifyIsAClose) {
   tls_status status{};
   pair.server_receive(1, &status);
   EXPECT_EQ(status, tls_status::closed);
+}
+
+// A write the socket takes only in part: the caller repeats it with the same bytes
+// until it is done, and the peer reads them exactly once, in order.
+TEST(TlsChannel, AWriteTheSocketTakesInPartIsRepeatedAndArrivesOnce) {
+  for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    session_pair pair({version, ""});
+    ASSERT_TRUE(pair.handshake());
+    const int small = 4096;
+    ASSERT_EQ(::setsockopt(pair.server_fd(), SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);
+    const auto big = pattern(100'000);
+    std::string error;
+    tls_result r = pair.server().write(big, error);
+    ASSERT_EQ(r.status, tls_status::want_write) << error;
+    const auto ack = std::vector<std::uint8_t>{0, 0, 0, 1};
+    pair.server_send(big);  // the repeat, draining the client while it waits
+    pair.server_send(ack);
+    EXPECT_EQ(pair.client_receive(big.size() + ack.size()), joined(big, ack)) << version;
+  }
+}
+
+// A device gone while the gateway writes: an error with its reason, not a SIGPIPE.
+TEST(TlsChannel, APeerGoneMidWriteIsAFailureWithItsReason) {
+  session_pair pair({TLS1_3_VERSION, ""});
+  ASSERT_TRUE(pair.handshake());
+  pair.close_client_socket();
+  std::string error;
+  const auto ack = std::vector<std::uint8_t>{0, 0, 0, 1};
+  const tls_result r = pair.server().write(ack, error);
+  EXPECT_EQ(r.status, tls_status::failed);
+  EXPECT_EQ(error, std::strerror(EPIPE));
 }
 
 TEST(TlsChannel, AKeyUpdateTheDeviceRequestsMovesBothDirectionsOn) {
