@@ -285,6 +285,40 @@ TEST_F(DevicePort, TlsHandshakesBeyondTheLimitWaitForASlotAndThenRun) {
   EXPECT_TRUE(gauges_are(0, 0)) << metric(running) << " " << metric(waiting);
 }
 
+// A connection still waiting for a slot when its handshake timeout comes is closed
+// with the reason and leaves the line; the slots are not lost to either.
+TEST_F(DevicePort, ATlsConnectionThatTimesOutWaitingForASlotLeavesTheLine) {
+  auto flags = tls_flags();
+  flags.insert(flags.end(), {"--tls-handshakes", "1", "--handshake-timeout-ms", "500"});
+  start(flags);
+  const std::string running = "teltonika_tls_handshakes_running{instance_id=\"gw-port-test\"} ";
+  const std::string waiting = "teltonika_tls_handshakes_waiting{instance_id=\"gw-port-test\"} ";
+  auto gauges_are = [&](double r, double w) {
+    return eventually([&] { return metric(running) == r && metric(waiting) == w; });
+  };
+  // Neither says hello: the first holds the slot, the second waits for it.
+  device holder(port);
+  ASSERT_TRUE(gauges_are(1, 0)) << metric(running) << " " << metric(waiting);
+  device in_line(port);
+  ASSERT_TRUE(gauges_are(1, 1)) << metric(running) << " " << metric(waiting);
+  EXPECT_TRUE(holder.closed_by_server());
+  EXPECT_TRUE(in_line.closed_by_server());
+  EXPECT_TRUE(gauges_are(0, 0)) << metric(running) << " " << metric(waiting);
+  EXPECT_TRUE(eventually([&] {
+    const std::string text = read_file(log);
+    std::size_t count = 0;
+    for (auto at = text.find("handshake timeout (TLS)"); at != std::string::npos;
+         at = text.find("handshake timeout (TLS)", at + 1))
+      ++count;
+    return count == 2;
+  })) << read_file(log);
+  // The slot is free again: a device that speaks gets in.
+  tls_device next(port, trusting(ca.cert));
+  ASSERT_TRUE(next.established()) << next.error();
+  next.send(handshake_packet(imei_a));
+  EXPECT_EQ(next.receive(1), bytes{0x01});
+}
+
 TEST_F(DevicePort, PlainBytesOnTheTlsPortAreClosedWithAReasonAndThePlainPortStaysPlain) {
   const std::uint16_t tls_port = free_port();
   auto flags = tls_flags();
