@@ -232,11 +232,17 @@ std::vector<value> cluster_connection::pipeline(
   // Commands by master, in their order; the rest (no owner, every master) one by one.
   std::vector<std::vector<std::size_t>> by_master(table_->masters.size());
   std::vector<std::size_t> alone;
+  // A keyless command (WAIT) goes with the keyed command before it, so that a WAIT
+  // after a master's writes waits on that master.
+  auto follow = static_cast<std::int32_t>(last_);
   for (std::size_t i = 0; i < commands.size(); ++i) {
     const std::vector<std::string_view> argv = views_of(commands[i]);
     const command_target target = route_of(argv);
-    std::int32_t owner = static_cast<std::int32_t>(last_);
-    if (target.route == command_route::by_key) owner = table_->owner[key_slot(target.key)];
+    std::int32_t owner = follow;
+    if (target.route == command_route::by_key) {
+      owner = table_->owner[key_slot(target.key)];
+      follow = owner;
+    }
     if (target.route == command_route::all_masters || owner == slot_table::uncovered ||
         static_cast<std::size_t>(owner) >= by_master.size()) {
       alone.push_back(i);

@@ -1,6 +1,7 @@
 #include "infra/telemetry/redis_telemetry_store.hpp"
 
 #include <algorithm>
+#include <span>
 
 #include "infra/telemetry/gateway_library.hpp"
 
@@ -18,28 +19,33 @@ std::size_t op_args(const write_op& op) {
                       : 5 + 2 * op.event.fields.size();
 }
 
-/// Writes FCALL tgw_persist_batch for ops[first, last) straight into the wire protocol:
-/// a batch of a few hundred records is a few thousand arguments, and building them as
-/// strings first and having hiredis format them again cost as much as the rest of
-/// the writer.
+/// Writes FCALL tgw_persist_batch for the ops `order[first, last)` straight into the
+/// wire protocol: a batch of a few hundred records is a few thousand arguments, and
+/// building them as strings first and having hiredis format them again cost as much as
+/// the rest of the writer. Every op of one call belongs to the key shard `prefix`.
 void write_batch_command(redis::resp_writer& out, const std::vector<write_op>& ops,
-                         std::size_t first, std::size_t last, const store_settings& s) {
+                         std::span<const std::size_t> order, const std::string& prefix,
+                         const store_settings& s) {
   std::size_t argc = 3 + 1 + 3;  // FCALL name numkeys, the stream, instance and maxlens
-  for (std::size_t i = first; i < last; ++i) argc += 2 + op_args(ops[i]);
+  for (const std::size_t i : order) argc += 2 + op_args(ops[i]);
   out.begin(argc);
   out.arg("FCALL");
   out.arg("tgw_persist_batch");
-  out.arg(static_cast<std::int64_t>(1 + 2 * (last - first)));
-  out.arg(keys::telemetry_stream);
-  for (std::size_t i = first; i < last; ++i) {
+  out.arg(static_cast<std::int64_t>(1 + 2 * order.size()));
+  if (prefix.empty()) {
+    out.arg(keys::telemetry_stream);
+  } else {
+    out.arg(keys::telemetry_stream_in(prefix));
+  }
+  for (const std::size_t i : order) {
     const std::string& imei = ops[i].is_packet ? ops[i].packet.imei : ops[i].event.imei;
-    out.arg(keys::journal(imei));
-    out.arg(keys::device(imei));
+    out.arg(keys::journal(imei, prefix));
+    out.arg(keys::device(imei, prefix));
   }
   out.arg(s.instance_id);
   out.arg(static_cast<std::int64_t>(s.journal_maxlen));
   out.arg(static_cast<std::int64_t>(s.telemetry_maxlen));
-  for (std::size_t i = first; i < last; ++i) {
+  for (const std::size_t i : order) {
     if (ops[i].is_packet) {
       const packet_job& p = ops[i].packet;
       out.arg("P");
@@ -64,6 +70,10 @@ void write_batch_command(redis::resp_writer& out, const std::vector<write_op>& o
   }
 }
 
+const std::string& imei_of(const write_op& op) {
+  return op.is_packet ? op.packet.imei : op.event.imei;
+}
+
 }  // namespace
 
 redis_telemetry_store::redis_telemetry_store(redis::connection::options where,
@@ -83,6 +93,7 @@ bool redis_telemetry_store::load_library(std::string& error) {
 }
 
 void redis_telemetry_store::require_replicas(const std::vector<write_op>& ops,
+                                             std::span<const std::size_t> covered,
                                              const redis::value& wait_reply,
                                              std::vector<write_outcome>& out) const {
   const std::int64_t confirmed = wait_reply.as_int().value_or(-1);
@@ -92,12 +103,32 @@ void redis_telemetry_store::require_replicas(const std::vector<write_op>& ops,
                               : "replicas: WAIT confirmed " + std::to_string(confirmed) + " of " +
                                     std::to_string(settings_.ack_replicas) + " within " +
                                     std::to_string(settings_.ack_replicas_timeout.count()) + " ms";
-  for (std::size_t i = 0; i < ops.size(); ++i) {
+  for (const std::size_t i : covered) {
     if (!ops[i].is_packet || !out[i].ok) continue;
     out[i].ok = false;
     out[i].under_replicated = true;
     out[i].error = why;
   }
+}
+
+void redis_telemetry_store::group_by_shard(const std::vector<write_op>& ops) {
+  const std::uint32_t shards = settings_.shards.count();
+  order_.resize(ops.size());
+  bounds_.assign(shards + 1, 0);
+  if (shards == 1) {
+    for (std::size_t i = 0; i < ops.size(); ++i) order_[i] = i;
+    bounds_[1] = ops.size();
+    return;
+  }
+  // A counting sort, stable, so a device's ops keep their order within its shard.
+  shard_of_.resize(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    shard_of_[i] = settings_.shards.shard_of(imei_of(ops[i]));
+    ++bounds_[shard_of_[i] + 1];
+  }
+  for (std::uint32_t s = 0; s < shards; ++s) bounds_[s + 1] += bounds_[s];
+  std::vector<std::size_t> next(bounds_.begin(), bounds_.end() - 1);
+  for (std::size_t i = 0; i < ops.size(); ++i) order_[next[shard_of_[i]]++] = i;
 }
 
 std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<write_op>& ops) {
@@ -109,51 +140,76 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
     for (write_outcome& o : out) o.error = error;
     return out;
   }
+  group_by_shard(ops);
+  // Per shard: its calls, then one WAIT when it holds packets. On a cluster the WAIT
+  // follows its shard's calls to their master; on a single node there is one shard, so
+  // one WAIT per pipeline covers every write this connection made before it.
+  struct call {
+    std::size_t first, last;  // into order_
+  };
+  std::vector<call> calls;
+  std::vector<std::pair<std::size_t, std::size_t>> waits;  // reply index, shard
   encoded_.clear();
-  for (std::size_t first = 0; first < ops.size(); first += ops_per_call)
-    write_batch_command(encoded_, ops, first, std::min(ops.size(), first + ops_per_call),
-                        settings_);
+  for (std::uint32_t shard = 0; shard + 1 < bounds_.size(); ++shard) {
+    const std::size_t begin = bounds_[shard], end = bounds_[shard + 1];
+    if (begin == end) continue;
+    for (std::size_t first = begin; first < end; first += ops_per_call) {
+      const std::size_t last = std::min(end, first + ops_per_call);
+      write_batch_command(encoded_, ops,
+                          std::span<const std::size_t>(order_).subspan(first, last - first),
+                          settings_.shards.prefix(shard), settings_);
+      calls.push_back({first, last});
+    }
+    const bool wait = settings_.ack_replicas > 0 &&
+                      std::any_of(order_.begin() + static_cast<std::ptrdiff_t>(begin),
+                                  order_.begin() + static_cast<std::ptrdiff_t>(end),
+                                  [&](std::size_t i) { return ops[i].is_packet; });
+    if (wait) {
+      waits.emplace_back(encoded_.commands(), shard);
+      encoded_.begin(3);
+      encoded_.arg("WAIT");
+      encoded_.arg(std::int64_t{settings_.ack_replicas});
+      encoded_.arg(static_cast<std::int64_t>(settings_.ack_replicas_timeout.count()));
+    }
+  }
   if (!encoded_.complete()) {
     // A miscount would desynchronise the connection for every later call: refuse.
     for (write_outcome& o : out) o.error = "tgw_persist_batch: argument count mismatch";
     return out;
-  }
-  // One WAIT per pipeline, not per packet: it covers every write this connection made
-  // before it. Batches of journal events alone do not wait.
-  const bool wait =
-      settings_.ack_replicas > 0 &&
-      std::any_of(ops.begin(), ops.end(), [](const write_op& op) { return op.is_packet; });
-  const std::size_t calls = encoded_.commands();
-  if (wait) {
-    encoded_.begin(3);
-    encoded_.arg("WAIT");
-    encoded_.arg(std::int64_t{settings_.ack_replicas});
-    encoded_.arg(static_cast<std::int64_t>(settings_.ack_replicas_timeout.count()));
   }
   std::vector<redis::value> replies = conn_.pipeline_encoded(encoded_.bytes(), encoded_.commands());
   if (!replies.empty() && redis::error_is(replies.front(), "ERR Function not found") &&
       load_library(error))
     replies = conn_.pipeline_encoded(encoded_.bytes(), encoded_.commands());
   if (!conn_.connected()) loaded_ = false;
-  for (std::size_t c = 0; c < calls; ++c) {
-    const redis::value& r = replies[c];
-    const std::size_t first = c * ops_per_call;
-    const std::size_t last = std::min(ops.size(), first + ops_per_call);
-    const bool well_formed = r.is_array() && r.elements.size() == last - first;
-    for (std::size_t i = first; i < last; ++i) {
+  std::size_t reply = 0;
+  std::size_t next_wait = 0;
+  for (const call& c : calls) {
+    while (next_wait < waits.size() && waits[next_wait].first == reply) {
+      ++reply;
+      ++next_wait;
+    }
+    const redis::value& r = replies[reply++];
+    const bool well_formed = r.is_array() && r.elements.size() == c.last - c.first;
+    for (std::size_t k = c.first; k < c.last; ++k) {
+      write_outcome& o = out[order_[k]];
       if (r.is_error()) {
-        out[i].error = r.text;
+        o.error = r.text;
       } else if (!well_formed) {
-        out[i].error = "unexpected reply to tgw_persist_batch";
+        o.error = "unexpected reply to tgw_persist_batch";
       } else {
-        const std::int64_t stored = r.elements[i - first].as_int().value_or(0);
-        out[i].ok = true;
-        out[i].duplicate = stored < 0;
-        out[i].stored = stored < 0 ? 0 : stored;
+        const std::int64_t stored = r.elements[k - c.first].as_int().value_or(0);
+        o.ok = true;
+        o.duplicate = stored < 0;
+        o.stored = stored < 0 ? 0 : stored;
       }
     }
   }
-  if (wait) require_replicas(ops, replies.back(), out);
+  for (const auto& [index, shard] : waits)
+    require_replicas(ops,
+                     std::span<const std::size_t>(order_).subspan(
+                         bounds_[shard], bounds_[shard + 1] - bounds_[shard]),
+                     replies[index], out);
   return out;
 }
 

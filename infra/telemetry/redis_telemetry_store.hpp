@@ -1,8 +1,10 @@
 #pragma once
 
 #include <chrono>
+#include <span>
 
 #include "infra/redis/connection.hpp"
+#include "infra/redis/key_shards.hpp"
 #include "infra/redis/resp_writer.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
 
@@ -17,6 +19,8 @@ struct store_settings {
   /// WAIT (the master's word is enough).
   int ack_replicas = 0;
   std::chrono::milliseconds ack_replicas_timeout{1000};
+  /// Where each device's keys live: one unprefixed shard on a single node.
+  redis::key_shards shards{};
 };
 
 /// telemetry_store over hiredis and the `tgw_gateway` function library: a batch is
@@ -33,14 +37,21 @@ class redis_telemetry_store final : public telemetry_store {
 
  private:
   // Turns the packets of a batch into failures when WAIT saw too few replicas.
-  void require_replicas(const std::vector<write_op>& ops, const redis::value& wait_reply,
-                        std::vector<write_outcome>& out) const;
+  // `covered` are the ops (indices) whose writes the WAIT followed.
+  void require_replicas(const std::vector<write_op>& ops, std::span<const std::size_t> covered,
+                        const redis::value& wait_reply, std::vector<write_outcome>& out) const;
+  // Fills order_ with the ops' indices grouped by key shard, bounds_ with each
+  // shard's range in it.
+  void group_by_shard(const std::vector<write_op>& ops);
 
   redis::connection conn_;
   store_settings settings_;
   bool loaded_ = false;
   /// The batch's commands in the wire protocol; reused, so it stops allocating.
   redis::resp_writer encoded_;
+  std::vector<std::size_t> order_;
+  std::vector<std::size_t> bounds_;
+  std::vector<std::uint32_t> shard_of_;
 };
 
 }  // namespace tgw::infra::telemetry

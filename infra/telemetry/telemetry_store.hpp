@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -63,11 +64,19 @@ class telemetry_store {
 /// Key names (documented in docs/GATEWAY.md).
 namespace keys {
 inline constexpr const char* telemetry_stream = "telemetry:records";
-inline std::string journal(const std::string& imei) {
-  return "journal:" + imei;
+/// `prefix` is the key shard's hash tag on a Redis Cluster, empty on a single node
+/// (redis::key_shards).
+inline std::string journal(const std::string& imei, std::string_view prefix = {}) {
+  std::string key(prefix);
+  return key.append("journal:").append(imei);
 }
-inline std::string device(const std::string& imei) {
-  return "device:" + imei;
+inline std::string device(const std::string& imei, std::string_view prefix = {}) {
+  std::string key(prefix);
+  return key.append("device:").append(imei);
+}
+inline std::string telemetry_stream_in(std::string_view prefix) {
+  std::string key(prefix);
+  return key.append(telemetry_stream);
 }
 }  // namespace keys
 
