@@ -17,8 +17,9 @@ bool failed(const redis::value& v, std::string& error) {
 
 }  // namespace
 
-registry_store::registry_store(redis::connection::options where, std::string instance_id)
-    : conn_(std::move(where)), instance_(std::move(instance_id)) {}
+registry_store::registry_store(redis::connection::options where, std::string instance_id,
+                               redis::key_shards shards)
+    : conn_(std::move(where)), instance_(std::move(instance_id)), shards_(std::move(shards)) {}
 
 bool registry_store::load_library(std::string& error) {
   const redis::value v =
@@ -46,9 +47,11 @@ std::optional<bool> registry_store::claim(const std::string& imei, claim_mode mo
   // Compare-and-set on the owner, so the previous owner's reverse index (and, to
   // re-assert, its heartbeat) can be named in KEYS: read the owner, then write if it
   // is still that one.
+  const std::string& prefix = shards_.prefix_of(imei);
+  const std::string registry = keys::registry_in(prefix);
   std::string expected;
   {
-    const redis::value owner = call({"HGET", keys::registry, imei});
+    const redis::value owner = call({"HGET", registry, imei});
     if (failed(owner, error)) return std::nullopt;
     expected = owner.is_nil() ? "" : owner.text;
   }
@@ -56,10 +59,12 @@ std::optional<bool> registry_store::claim(const std::string& imei, claim_mode mo
     const std::string& previous = expected.empty() ? instance_ : expected;
     const redis::value v =
         mode == claim_mode::take
-            ? call({"FCALL", "tgw_registry_register", "3", keys::registry, keys::devices(instance_),
-                    keys::devices(previous), imei, instance_, expected})
-            : call({"FCALL", "tgw_registry_reassert", "4", keys::registry, keys::devices(instance_),
-                    keys::devices(previous), keys::heartbeat(previous), imei, instance_, expected});
+            ? call({"FCALL", "tgw_registry_register", "3", registry,
+                    keys::devices(instance_, prefix), keys::devices(previous, prefix), imei,
+                    instance_, expected})
+            : call({"FCALL", "tgw_registry_reassert", "4", registry,
+                    keys::devices(instance_, prefix), keys::devices(previous, prefix),
+                    keys::heartbeat(previous, prefix), imei, instance_, expected});
     if (failed(v, error)) return std::nullopt;
     const auto outcome = v.is_array() && v.elements.size() == 2 ? v.elements[0].as_int() : 0;
     if (outcome == 1) return true;
@@ -71,8 +76,9 @@ std::optional<bool> registry_store::claim(const std::string& imei, claim_mode mo
 }
 
 bool registry_store::unregister_device(const std::string& imei, std::string& error) {
-  const redis::value v = call({"FCALL", "tgw_registry_unregister", "2", keys::registry,
-                               keys::devices(instance_), imei, instance_});
+  const std::string& prefix = shards_.prefix_of(imei);
+  const redis::value v = call({"FCALL", "tgw_registry_unregister", "2", keys::registry_in(prefix),
+                               keys::devices(instance_, prefix), imei, instance_});
   return !failed(v, error);
 }
 
@@ -82,9 +88,11 @@ std::optional<std::size_t> registry_store::unregister_all(const std::vector<std:
   if (!loaded_ && !load_library(error)) return std::nullopt;
   std::vector<std::vector<std::string>> commands;
   commands.reserve(imeis.size());
-  for (const std::string& imei : imeis)
-    commands.push_back({"FCALL", "tgw_registry_unregister", "2", keys::registry,
-                        keys::devices(instance_), imei, instance_});
+  for (const std::string& imei : imeis) {
+    const std::string& prefix = shards_.prefix_of(imei);
+    commands.push_back({"FCALL", "tgw_registry_unregister", "2", keys::registry_in(prefix),
+                        keys::devices(instance_, prefix), imei, instance_});
+  }
   std::size_t deleted = 0;
   for (const redis::value& v : conn_.pipeline(commands)) {
     if (failed(v, error)) return std::nullopt;
@@ -107,20 +115,26 @@ std::optional<std::size_t> registry_store::reassert(const std::vector<std::strin
 std::optional<std::vector<std::string>> registry_store::missing_from_index(
     const std::vector<std::string>& imeis, std::string& error) {
   constexpr std::size_t chunk = 1000;  // SMISMEMBER arguments per call
+  // Each shard's devices are checked against that shard's reverse index.
+  std::vector<std::vector<std::string>> by_shard(shards_.count());
+  for (const std::string& imei : imeis) by_shard[shards_.shard_of(imei)].push_back(imei);
   std::vector<std::string> missing;
-  for (std::size_t first = 0; first < imeis.size(); first += chunk) {
-    const std::size_t last = std::min(imeis.size(), first + chunk);
-    std::vector<std::string> argv{"SMISMEMBER", keys::devices(instance_)};
-    argv.insert(argv.end(), imeis.begin() + static_cast<std::ptrdiff_t>(first),
-                imeis.begin() + static_cast<std::ptrdiff_t>(last));
-    const redis::value v = call(argv);
-    if (failed(v, error)) return std::nullopt;
-    if (!v.is_array() || v.elements.size() != last - first) {
-      error = "unexpected reply to SMISMEMBER";
-      return std::nullopt;
+  for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
+    const std::vector<std::string>& of_shard = by_shard[shard];
+    for (std::size_t first = 0; first < of_shard.size(); first += chunk) {
+      const std::size_t last = std::min(of_shard.size(), first + chunk);
+      std::vector<std::string> argv{"SMISMEMBER", keys::devices(instance_, shards_.prefix(shard))};
+      argv.insert(argv.end(), of_shard.begin() + static_cast<std::ptrdiff_t>(first),
+                  of_shard.begin() + static_cast<std::ptrdiff_t>(last));
+      const redis::value v = call(argv);
+      if (failed(v, error)) return std::nullopt;
+      if (!v.is_array() || v.elements.size() != last - first) {
+        error = "unexpected reply to SMISMEMBER";
+        return std::nullopt;
+      }
+      for (std::size_t i = first; i < last; ++i)
+        if (v.elements[i - first].as_int().value_or(0) == 0) missing.push_back(of_shard[i]);
     }
-    for (std::size_t i = first; i < last; ++i)
-      if (v.elements[i - first].as_int().value_or(0) == 0) missing.push_back(imeis[i]);
   }
   return missing;
 }
@@ -129,25 +143,36 @@ std::optional<bool> registry_store::heartbeat(std::chrono::seconds ttl, std::str
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
-  const redis::value v =
-      call({"FCALL", "tgw_registry_heartbeat", "2", keys::heartbeat(instance_),
-            keys::known_instances, instance_, std::to_string(ttl.count()), std::to_string(now)});
-  if (failed(v, error)) return std::nullopt;
-  return v.as_int().value_or(0) == 1;
+  bool missing = false;
+  for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
+    const std::string& prefix = shards_.prefix(shard);
+    const redis::value v =
+        call({"FCALL", "tgw_registry_heartbeat", "2", keys::heartbeat(instance_, prefix),
+              keys::known_instances_in(prefix), instance_, std::to_string(ttl.count()),
+              std::to_string(now)});
+    if (failed(v, error)) return std::nullopt;
+    missing = missing || v.as_int().value_or(0) == 1;
+  }
+  return missing;
 }
 
-std::optional<std::uint64_t> registry_store::evict_instance(const std::string& dead,
+std::optional<std::uint64_t> registry_store::evict_instance(const std::string& prefix,
+                                                            const std::string& dead,
                                                             std::size_t batch, std::string& error) {
   std::uint64_t evicted = 0;
   std::string cursor = "0";
   do {
     const redis::value page =
-        call({"SSCAN", keys::devices(dead), cursor, "COUNT", std::to_string(batch)});
+        call({"SSCAN", keys::devices(dead, prefix), cursor, "COUNT", std::to_string(batch)});
     if (failed(page, error)) return std::nullopt;
     if (!page.is_array() || page.elements.size() != 2) break;
     cursor = page.elements[0].text;
-    std::vector<std::string> argv = {"FCALL",        "tgw_registry_evict",  "2",
-                                     keys::registry, keys::heartbeat(dead), dead};
+    std::vector<std::string> argv = {"FCALL",
+                                     "tgw_registry_evict",
+                                     "2",
+                                     keys::registry_in(prefix),
+                                     keys::heartbeat(dead, prefix),
+                                     dead};
     for (const redis::value& imei : page.elements[1].elements) argv.push_back(imei.text);
     if (argv.size() > 6) {
       const redis::value n = call(argv);
@@ -156,20 +181,20 @@ std::optional<std::uint64_t> registry_store::evict_instance(const std::string& d
     }
   } while (cursor != "0");
   const redis::value forgot =
-      call({"FCALL", "tgw_registry_forget_instance", "3", keys::devices(dead),
-            keys::known_instances, keys::heartbeat(dead), dead});
+      call({"FCALL", "tgw_registry_forget_instance", "3", keys::devices(dead, prefix),
+            keys::known_instances_in(prefix), keys::heartbeat(dead, prefix), dead});
   if (failed(forgot, error)) return std::nullopt;
   return evicted;
 }
 
-std::optional<janitor_report> registry_store::scan_pass(std::size_t batch, std::string& error) {
-  janitor_report report;
+bool registry_store::scan_pass(const std::string& prefix, std::size_t batch, janitor_report& report,
+                               std::string& error) {
+  const std::string registry = keys::registry_in(prefix);
   std::unordered_map<std::string, bool> alive;  // owner -> heartbeat present
   std::string cursor = "0";
   do {
-    const redis::value page =
-        call({"HSCAN", keys::registry, cursor, "COUNT", std::to_string(batch)});
-    if (failed(page, error)) return std::nullopt;
+    const redis::value page = call({"HSCAN", registry, cursor, "COUNT", std::to_string(batch)});
+    if (failed(page, error)) return false;
     if (!page.is_array() || page.elements.size() != 2) break;
     cursor = page.elements[0].text;
     std::unordered_map<std::string, std::vector<std::string>> by_owner;
@@ -178,41 +203,60 @@ std::optional<janitor_report> registry_store::scan_pass(std::size_t batch, std::
       const std::string& owner = kv[i + 1].text;
       auto it = alive.find(owner);
       if (it == alive.end()) {
-        const redis::value e = call({"EXISTS", keys::heartbeat(owner)});
-        if (failed(e, error)) return std::nullopt;
+        const redis::value e = call({"EXISTS", keys::heartbeat(owner, prefix)});
+        if (failed(e, error)) return false;
         it = alive.emplace(owner, e.integer == 1).first;
-        ++report.instances_checked;
+        checked_.insert(owner);
         if (!it->second) report.dead.push_back(owner);
       }
       if (!it->second) by_owner[owner].push_back(kv[i].text);
     }
     for (auto& [owner, imeis] : by_owner) {
-      std::vector<std::string> argv = {"FCALL",        "tgw_registry_evict",   "2",
-                                       keys::registry, keys::heartbeat(owner), owner};
+      std::vector<std::string> argv = {"FCALL",  "tgw_registry_evict",           "2",
+                                       registry, keys::heartbeat(owner, prefix), owner};
       argv.insert(argv.end(), imeis.begin(), imeis.end());
       const redis::value n = call(argv);
-      if (failed(n, error)) return std::nullopt;
+      if (failed(n, error)) return false;
       report.evicted += static_cast<std::uint64_t>(n.as_int().value_or(0));
     }
   } while (cursor != "0");
-  return report;
+  return true;
+}
+
+bool registry_store::index_pass(const std::string& prefix, std::size_t batch,
+                                janitor_report& report, std::string& error) {
+  const redis::value known = call({"SMEMBERS", keys::known_instances_in(prefix)});
+  if (failed(known, error)) return false;
+  for (const redis::value& id : known.elements) {
+    checked_.insert(id.text);
+    const redis::value e = call({"EXISTS", keys::heartbeat(id.text, prefix)});
+    if (failed(e, error)) return false;
+    if (e.integer == 1) continue;
+    report.dead.push_back(id.text);
+    const auto n = evict_instance(prefix, id.text, batch, error);
+    if (!n) return false;
+    report.evicted += *n;
+  }
+  return true;
 }
 
 std::optional<janitor_report> registry_store::janitor_pass(janitor_mode mode, std::size_t batch,
                                                            std::string& error) {
-  if (mode == janitor_mode::scan) return scan_pass(batch, error);
+  // Shard by shard: an instance is judged dead against the heartbeat of the shard
+  // whose entries are evicted, in the call that evicts them.
   janitor_report report;
-  const redis::value known = call({"SMEMBERS", keys::known_instances});
-  if (failed(known, error)) return std::nullopt;
-  for (const redis::value& id : known.elements) {
-    ++report.instances_checked;
-    const redis::value e = call({"EXISTS", keys::heartbeat(id.text)});
-    if (failed(e, error)) return std::nullopt;
-    if (e.integer == 1) continue;
-    report.dead.push_back(id.text);
-    const auto n = evict_instance(id.text, batch, error);
-    if (!n) return std::nullopt;
-    report.evicted += *n;
+  checked_.clear();
+  for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
+    const std::string& prefix = shards_.prefix(shard);
+    const bool done = mode == janitor_mode::scan ? scan_pass(prefix, batch, report, error)
+                                                 : index_pass(prefix, batch, report, error);
+    if (!done) return std::nullopt;
+  }
+  report.instances_checked = checked_.size();
+  if (shards_.count() > 1) {
+    // An instance dead in several shards is one dead instance.
+    std::sort(report.dead.begin(), report.dead.end());
+    report.dead.erase(std::unique(report.dead.begin(), report.dead.end()), report.dead.end());
   }
   return report;
 }

@@ -151,6 +151,16 @@ void redis_cluster::kill(std::uint16_t port) {
   }
 }
 
+void redis_cluster::flush() const {
+  for (std::size_t i = 0; i < ports_.size(); ++i) {
+    if (pids_[i] <= 0) continue;
+    auto c = node(ports_[i]);
+    // A replica refuses (READONLY) and follows its master's flush.
+    if (c.command({"FLUSHALL", "SYNC"}).is_error()) continue;
+    c.command({"WAIT", "1", "2000"});
+  }
+}
+
 bool redis_cluster::healthy() const {
   for (std::size_t i = 0; i < ports_.size(); ++i) {
     if (pids_[i] <= 0) continue;

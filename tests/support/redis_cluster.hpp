@@ -31,6 +31,9 @@ class redis_cluster {
   [[nodiscard]] std::uint16_t master_of(std::uint16_t slot) const;
   /// Kills the node on `port` (SIGKILL).
   void kill(std::uint16_t port);
+  /// Empties every master (FLUSHALL; the Function libraries stay) and waits until
+  /// the replicas have followed, so that one cluster can serve test after test.
+  void flush() const;
   /// True when every live node says cluster_state:ok.
   [[nodiscard]] bool healthy() const;
 

@@ -2,30 +2,54 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
-#include "tests/support/redis_server.hpp"
+#include "tests/support/redis_backend.hpp"
 
 namespace tgw::infra::registry {
 namespace {
 
 using namespace std::chrono_literals;
 
+// Runs on a single node (infra_test) and on a Redis Cluster (cluster_test): see
+// redis_backend. The helpers read the keys of the shard a device or instance is in.
 class RegistryStore : public ::testing::Test {
  protected:
   registry_store store(const std::string& instance) {
-    return registry_store({server.endpoint(), 1000ms, 5000ms, "test"}, instance);
+    return registry_store({backend.endpoint(), 1000ms, 5000ms, "test"}, instance, shards());
   }
+  const redis::key_shards& shards() const { return backend.shards(); }
+  const std::string& prefix(const std::string& imei) const { return shards().prefix_of(imei); }
   std::string owner(const std::string& imei) {
-    const auto v = redis.command({"HGET", keys::registry, imei});
+    const auto v = redis.command({"HGET", keys::registry_in(prefix(imei)), imei});
     return v.is_nil() ? "(nil)" : v.text;
   }
   bool in_reverse_index(const std::string& instance, const std::string& imei) {
-    return redis.command({"SISMEMBER", keys::devices(instance), imei}).integer == 1;
+    return redis.command({"SISMEMBER", keys::devices(instance, prefix(imei)), imei}).integer == 1;
+  }
+  /// Entries in the registry, over every shard.
+  std::int64_t registry_size() {
+    std::int64_t n = 0;
+    for (std::uint32_t s = 0; s < shards().count(); ++s)
+      n += redis.command({"HLEN", keys::registry_in(shards().prefix(s))}).integer;
+    return n;
+  }
+  /// The instance's heartbeat expires (in every shard).
+  void expire_heartbeat(const std::string& instance) {
+    for (std::uint32_t s = 0; s < shards().count(); ++s)
+      redis.command({"DEL", keys::heartbeat(instance, shards().prefix(s))});
+  }
+  /// The keys a test writes by hand: `imei`'s entry naming `owner`, in its shard.
+  std::vector<std::vector<std::string>> registered_by_hand(const std::string& imei,
+                                                           const std::string& owner) {
+    return {{"HSET", keys::registry_in(prefix(imei)), imei, owner},
+            {"SADD", keys::devices(owner, prefix(imei)), imei},
+            {"SADD", keys::known_instances_in(prefix(imei)), owner}};
   }
 
-  test::redis_server server;
-  redis::connection redis = server.connect();
+  test::redis_backend backend;
+  redis::connection redis = backend.connect();
   std::string error;
 };
 
@@ -63,7 +87,7 @@ TEST_F(RegistryStore, UnregisterAllSkipsDevicesThatMoved) {
   ASSERT_TRUE(deleted) << error;
   EXPECT_EQ(*deleted, 49U);
   EXPECT_EQ(owner(held[7]), "B");
-  EXPECT_EQ(redis.command({"HLEN", keys::registry}).integer, 1);
+  EXPECT_EQ(registry_size(), 1);
 }
 
 // An instance that comes back from a pause or an outage re-asserts the devices it
@@ -110,12 +134,12 @@ TEST_F(RegistryStore, EvictionStopsOnceTheInstanceHeartbeatsAgain) {
   ASSERT_TRUE(a.register_device(imei, error)) << error;
   ASSERT_TRUE(a.heartbeat(60s, error)) << error;  // back, its entry re-asserted
   auto evict = [&] {
-    return redis.command(
-        {"FCALL", "tgw_registry_evict", "2", keys::registry, keys::heartbeat("A"), "A", imei});
+    return redis.command({"FCALL", "tgw_registry_evict", "2", keys::registry_in(prefix(imei)),
+                          keys::heartbeat("A", prefix(imei)), "A", imei});
   };
   EXPECT_EQ(evict().integer, 0);
   EXPECT_EQ(owner(imei), "A");
-  ASSERT_EQ(redis.command({"DEL", keys::heartbeat("A")}).integer, 1);  // dead after all
+  ASSERT_EQ(redis.command({"DEL", keys::heartbeat("A", prefix(imei))}).integer, 1);  // dead
   EXPECT_EQ(evict().integer, 1);
   EXPECT_EQ(owner(imei), "(nil)");
 }
@@ -130,8 +154,9 @@ TEST_F(RegistryStore, MissingFromIndexNamesTheDevicesAnotherInstanceTook) {
   }
   ASSERT_TRUE(b.register_device(held[3], error));
   ASSERT_TRUE(b.register_device(held[1200], error));
-  const auto missing = a.missing_from_index(held, error);
+  auto missing = a.missing_from_index(held, error);
   ASSERT_TRUE(missing) << error;
+  std::sort(missing->begin(), missing->end());  // a cluster answers shard by shard
   EXPECT_EQ(*missing, (std::vector<std::string>{held[3], held[1200]}));
 }
 
@@ -140,18 +165,24 @@ TEST_F(RegistryStore, HeartbeatCarriesTheTtlAndReportsAMissingKey) {
   const auto first = a.heartbeat(90s, error);
   ASSERT_TRUE(first) << error;
   EXPECT_TRUE(*first);  // never written before
-  const auto ttl = redis.command({"TTL", keys::heartbeat("A")}).integer;
-  EXPECT_GT(ttl, 0);
-  EXPECT_LE(ttl, 90);
+  for (std::uint32_t s = 0; s < shards().count(); ++s) {
+    const auto ttl = redis.command({"TTL", keys::heartbeat("A", shards().prefix(s))}).integer;
+    EXPECT_GT(ttl, 0) << "shard " << s;
+    EXPECT_LE(ttl, 90);
+  }
   EXPECT_FALSE(*a.heartbeat(90s, error));
-  redis.command({"DEL", keys::heartbeat("A")});
+  // Missing in one shard only (its master lost it): presumed dead there.
+  redis.command({"DEL", keys::heartbeat("A", shards().prefix(shards().count() - 1))});
   EXPECT_TRUE(*a.heartbeat(90s, error));
-  EXPECT_EQ(redis.command({"SISMEMBER", keys::known_instances, "A"}).integer, 1);
+  EXPECT_FALSE(*a.heartbeat(90s, error));
+  for (std::uint32_t s = 0; s < shards().count(); ++s)
+    EXPECT_EQ(
+        redis.command({"SISMEMBER", keys::known_instances_in(shards().prefix(s)), "A"}).integer, 1);
 }
 
 TEST_F(RegistryStore, TheJanitorEvictsADeadInstanceButNotAMovedDevice) {
   for (const janitor_mode mode : {janitor_mode::reverse_index, janitor_mode::scan}) {
-    redis.command({"FLUSHALL"});
+    redis.command({"FLUSHALL"});  // on a cluster: every master
     auto dead = store("dead");
     auto live = store("live");
     ASSERT_TRUE(dead.heartbeat(1s, error));
@@ -160,17 +191,20 @@ TEST_F(RegistryStore, TheJanitorEvictsADeadInstanceButNotAMovedDevice) {
       ASSERT_TRUE(dead.register_device(std::to_string(400000000000000 + i), error));
     ASSERT_TRUE(live.register_device("400000000000003", error));  // moved while dead
     ASSERT_TRUE(live.register_device("499999999999999", error));
-    redis.command({"DEL", keys::heartbeat("dead")});  // its heartbeat expired
+    expire_heartbeat("dead");
     const auto report = live.janitor_pass(mode, 10, error);
     ASSERT_TRUE(report) << error;
     EXPECT_EQ(report->evicted, 24U);
     ASSERT_EQ(report->dead, std::vector<std::string>{"dead"});
     EXPECT_EQ(owner("400000000000003"), "live");
     EXPECT_EQ(owner("499999999999999"), "live");
-    EXPECT_EQ(redis.command({"HLEN", keys::registry}).integer, 2);
+    EXPECT_EQ(registry_size(), 2);
     if (mode == janitor_mode::reverse_index) {
-      EXPECT_EQ(redis.command({"EXISTS", keys::devices("dead")}).integer, 0);
-      EXPECT_EQ(redis.command({"SISMEMBER", keys::known_instances, "dead"}).integer, 0);
+      for (std::uint32_t s = 0; s < shards().count(); ++s) {
+        const std::string& p = shards().prefix(s);
+        EXPECT_EQ(redis.command({"EXISTS", keys::devices("dead", p)}).integer, 0);
+        EXPECT_EQ(redis.command({"SISMEMBER", keys::known_instances_in(p), "dead"}).integer, 0);
+      }
     }
     // A second pass finds nothing more to do.
     EXPECT_EQ(live.janitor_pass(mode, 10, error)->evicted, 0U);
@@ -183,11 +217,9 @@ TEST_F(RegistryStore, TwoJanitorsAtOnceCountEachEvictionOnce) {
   std::vector<std::vector<std::string>> commands;
   for (int i = 0; i < devices; ++i) {
     const std::string imei = std::to_string(500000000000000 + i);
-    commands.push_back({"HSET", keys::registry, imei, "dead"});
-    commands.push_back({"SADD", keys::devices("dead"), imei});
+    for (auto& c : registered_by_hand(imei, "dead")) commands.push_back(std::move(c));
   }
   redis.pipeline(commands);
-  redis.command({"SADD", keys::known_instances, "dead"});
   std::uint64_t evicted[2] = {0, 0};
   std::thread first([&] {
     auto j = store("j1");
@@ -202,16 +234,17 @@ TEST_F(RegistryStore, TwoJanitorsAtOnceCountEachEvictionOnce) {
   first.join();
   second.join();
   EXPECT_EQ(evicted[0] + evicted[1], static_cast<std::uint64_t>(devices));
-  EXPECT_EQ(redis.command({"HLEN", keys::registry}).integer, 0);
+  EXPECT_EQ(registry_size(), 0);
 }
 
 TEST_F(RegistryStore, RedisDownFailsWithAReason) {
+  if (backend.on_cluster()) GTEST_SKIP() << "a node outage on a cluster is a failover test";
   auto a = store("A");
-  server.stop();
+  backend.server()->stop();
   EXPECT_FALSE(a.register_device("111111111111111", error));
   EXPECT_FALSE(error.empty());
   EXPECT_FALSE(a.heartbeat(90s, error).has_value());
-  server.start();
+  backend.server()->start();
   EXPECT_TRUE(a.register_device("111111111111111", error)) << error;
 }
 
