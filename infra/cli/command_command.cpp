@@ -113,8 +113,8 @@ int run_send(const send_settings& s) {
     line = "queued: device offline; delivered on next connect";
     code = exit_queued;
   } else {
-    auto got = publisher->wait_response(published->command_id, published->last_response_id, timeout,
-                                        error, termination_requested);
+    auto got = publisher->wait_response(s.imei, published->command_id, published->last_response_id,
+                                        timeout, error, termination_requested);
     if (got) {
       r = std::move(*got);
       answered = true;

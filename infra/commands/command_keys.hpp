@@ -1,21 +1,36 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace tgw::infra::commands {
 
-/// Key names fixed by the design (docs/COMMANDS.md).
+/// Key names fixed by the design (docs/COMMANDS.md). `prefix` is the key shard's hash
+/// tag on a Redis Cluster and empty on a single node (redis::key_shards): a cluster
+/// holds one outbound stream per instance and one responses stream in each shard.
 namespace keys {
-inline std::string outbound(const std::string& instance) {
-  return "commands:outbound:" + instance;
+inline std::string outbound(const std::string& instance, std::string_view prefix = {}) {
+  return std::string(prefix).append("commands:outbound:").append(instance);
 }
 inline constexpr const char* responses = "commands:responses";
-inline std::string offline(const std::string& imei) {
-  return "commands:offline:" + imei;
+inline std::string responses_in(std::string_view prefix) {
+  return std::string(prefix).append(responses);
+}
+inline std::string offline(const std::string& imei, std::string_view prefix = {}) {
+  return std::string(prefix).append("commands:offline:").append(imei);
 }
 /// SET of instance ids that created a command stream; the janitor's list of streams
 /// to adopt once their instance is dead.
 inline constexpr const char* instances_with_streams = "commands:instances";
+inline std::string instances_with_streams_in(std::string_view prefix) {
+  return std::string(prefix).append(instances_with_streams);
+}
+/// Cluster only: a one-entry stream a publisher adds to after it sends the instance a
+/// command. The instance cannot block on the outbound streams of all its shards in one
+/// read (they are in different slots), so it blocks here and then reads them all.
+inline std::string wake(const std::string& instance) {
+  return "commands:wake:" + instance;
+}
 }  // namespace keys
 
 /// The consumer group every instance reads its own outbound stream with.

@@ -9,16 +9,26 @@
 -- (STREAM), commands:offline:{imei} (LIST of JSON-encoded commands), journal:{imei}
 -- (STREAM), connections:registry (HASH imei -> instance), instance:heartbeat:{id}.
 --
--- Not cluster-safe: tgw_cmd_publish and tgw_cmd_orphans build the heartbeat and
--- outbound keys of an owner they only learn inside the call (from the registry), and
--- tgw_cmd_orphans builds journal keys from the entries it reads. Reading the owner
--- first and passing its keys would open a race with the owner's death, which is the
--- very thing these functions decide atomically. The node library makes the same trade.
+-- tgw_cmd_publish and tgw_cmd_orphans build the heartbeat and outbound keys of an owner
+-- they only learn inside the call (from the registry), and tgw_cmd_orphans builds
+-- journal keys from the entries it reads. Reading the owner first and passing its keys
+-- would open a race with the owner's death, which is the very thing these functions
+-- decide atomically. On a Redis Cluster this stays legal because every key of a call
+-- is in one key shard: the keys built inside carry the hash tag of the first key
+-- (docs/CLUSTER.md), so they hash to the same slot.
 
 -- Responses are kept for publishers that are waiting for them, not as a history: a
 -- waiting publisher needs at most its --timeout worth of entries (30 s at 1000
 -- commands/s is 30 000), so this bound loses nothing anyone reads.
 local RESPONSES_MAXLEN = 100000
+
+-- The key shard's hash tag that `key` starts with ('{...}'), or '' on a single node.
+local function shard_prefix(key)
+  if string.sub(key, 1, 1) ~= '{' then return '' end
+  local close = string.find(key, '}', 2, true)
+  if close == nil then return '' end
+  return string.sub(key, 1, close)
+end
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -105,10 +115,11 @@ end
 local function publish(keys, args)
   local registry, responses, offline = keys[1], keys[2], keys[3]
   local imei, command_id, codec, payload, expires_at = args[1], args[2], args[3], args[4], args[5]
+  local shard = shard_prefix(registry)
   local last = last_response_id(responses)
   local owner = redis.call('HGET', registry, imei) or ''
-  if owner ~= '' and redis.call('EXISTS', 'instance:heartbeat:' .. owner) == 1 then
-    local id = redis.call('XADD', 'commands:outbound:' .. owner, 'NOMKSTREAM', '*',
+  if owner ~= '' and redis.call('EXISTS', shard .. 'instance:heartbeat:' .. owner) == 1 then
+    local id = redis.call('XADD', shard .. 'commands:outbound:' .. owner, 'NOMKSTREAM', '*',
                           'command_id', command_id, 'target_imei', imei, 'codec', codec,
                           'payload', payload, 'expires_at', expires_at)
     if id then return {'sent', owner, id, last} end
@@ -173,6 +184,7 @@ end
 -- Returns {handled, rerouted, failed, remaining}.
 local function orphans(keys, args)
   local stream, registry, responses = keys[1], keys[2], keys[3]
+  local shard = shard_prefix(stream)
   local dead, now_s, batch = args[1], tonumber(args[2]), tonumber(args[3])
   local journal_maxlen = tonumber(args[4] or '10000')
   local handled, rerouted, failed = 0, 0, 0
@@ -189,8 +201,9 @@ local function orphans(keys, args)
     else
       local owner = redis.call('HGET', registry, f.target_imei)
       local moved = false
-      if owner and owner ~= dead and redis.call('EXISTS', 'instance:heartbeat:' .. owner) == 1 then
-        moved = redis.call('XADD', 'commands:outbound:' .. owner, 'NOMKSTREAM', '*',
+      if owner and owner ~= dead and
+          redis.call('EXISTS', shard .. 'instance:heartbeat:' .. owner) == 1 then
+        moved = redis.call('XADD', shard .. 'commands:outbound:' .. owner, 'NOMKSTREAM', '*',
                            unpack(flat)) ~= false
       end
       if moved then rerouted = rerouted + 1 else reason = 'instance_lost' end
@@ -199,8 +212,8 @@ local function orphans(keys, args)
       failed = failed + 1
       respond(responses, f.command_id or '', 'failed', nil, reason, at, f.target_imei)
       if why == nil then
-        journal_resolved('journal:' .. f.target_imei, journal_maxlen, at, dead, f.command_id,
-                         'failed', nil, reason)
+        journal_resolved(shard .. 'journal:' .. f.target_imei, journal_maxlen, at, dead,
+                         f.command_id, 'failed', nil, reason)
       end
     end
     redis.call('XDEL', stream, id)

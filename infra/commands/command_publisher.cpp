@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <random>
+#include <thread>
 
 #include "infra/commands/command_keys.hpp"
 #include "infra/commands/command_library.hpp"
@@ -65,8 +66,10 @@ std::string new_command_id() {
 }
 
 command_publisher::command_publisher(redis::connection::options where,
-                                     std::chrono::milliseconds block)
-    : conn_(std::move(where)), block_(std::max(block, std::chrono::milliseconds{1})) {}
+                                     std::chrono::milliseconds block, redis::key_shards shards)
+    : conn_(std::move(where)),
+      block_(std::max(block, std::chrono::milliseconds{1})),
+      shards_(std::move(shards)) {}
 
 bool command_publisher::load_library(std::string& error) {
   const redis::value v =
@@ -98,9 +101,11 @@ std::optional<publish_result> command_publisher::publish(const std::string& imei
                      std::chrono::system_clock::now().time_since_epoch())
                      .count() +
                  ttl.count();
+  const std::string& prefix = shards_.prefix_of(imei);
+  result.responses = keys::responses_in(prefix);
   const redis::value v =
-      call({"FCALL", "tgw_cmd_publish", "3", registry::keys::registry, keys::responses,
-            keys::offline(imei), imei, result.command_id, std::to_string(codec), text,
+      call({"FCALL", "tgw_cmd_publish", "3", registry::keys::registry_in(prefix), result.responses,
+            keys::offline(imei, prefix), imei, result.command_id, std::to_string(codec), text,
             std::to_string(expires_at), queue_if_offline ? "1" : "0"});
   if (failed(v, error)) return std::nullopt;
   if (!v.is_array() || v.elements.size() != 4) {
@@ -111,6 +116,12 @@ std::optional<publish_result> command_publisher::publish(const std::string& imei
   result.owner = v.elements[1].text;
   result.entry_id = v.elements[2].text;
   result.last_response_id = v.elements[3].text;
+  if (shards_.tagged() && result.status == "sent") {
+    // The owner blocks on its wake stream, not on this shard's stream. A lost wake only
+    // delays the command to the owner's next read (at most its block time).
+    conn_.command({"XADD", keys::wake(result.owner), "MAXLEN", "1", "*", "shard",
+                   std::to_string(shards_.shard_of(imei))});
+  }
   return result;
 }
 
@@ -121,10 +132,14 @@ std::optional<std::int64_t> command_publisher::confirm_replicas(int replicas,
 }
 
 std::optional<std::vector<command_response>> command_publisher::read_after(
-    std::string& after_id, std::chrono::milliseconds block, std::string& error) {
-  const redis::value v = conn_.command({"XREAD", "COUNT", std::to_string(read_count), "BLOCK",
-                                        std::to_string(std::max<std::int64_t>(1, block.count())),
-                                        "STREAMS", keys::responses, after_id});
+    const std::string& stream, std::string& after_id, std::chrono::milliseconds block,
+    std::string& error) {
+  std::vector<std::string> argv = {"XREAD", "COUNT", std::to_string(read_count)};
+  if (block.count() > 0) {
+    argv.insert(argv.end(), {"BLOCK", std::to_string(block.count())});
+  }
+  argv.insert(argv.end(), {"STREAMS", stream, after_id});
+  const redis::value v = conn_.command(argv);
   if (failed(v, error)) return std::nullopt;
   std::vector<command_response> out;
   if (!v.is_array() || v.elements.empty() || v.elements[0].elements.size() != 2) return out;
@@ -137,8 +152,9 @@ std::optional<std::vector<command_response>> command_publisher::read_after(
 }
 
 std::optional<command_response> command_publisher::wait_response(
-    const std::string& command_id, const std::string& after_id, std::chrono::milliseconds timeout,
-    std::string& error, const std::function<bool()>& cancelled) {
+    const std::string& imei, const std::string& command_id, const std::string& after_id,
+    std::chrono::milliseconds timeout, std::string& error, const std::function<bool()>& cancelled) {
+  const std::string stream = keys::responses_in(shards_.prefix_of(imei));
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + timeout;
   std::string from = after_id.empty() ? "0-0" : after_id;
@@ -146,7 +162,7 @@ std::optional<command_response> command_publisher::wait_response(
     // Rounded up: truncating gave up to a millisecond before the deadline.
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
     if (left.count() <= 0 || (cancelled && cancelled())) return std::nullopt;
-    const auto batch = read_after(from, std::min(left, block_), error);
+    const auto batch = read_after(stream, from, std::min(left, block_), error);
     if (!batch) return std::nullopt;
     for (const command_response& r : *batch)
       if (r.command_id == command_id) return r;
@@ -155,18 +171,34 @@ std::optional<command_response> command_publisher::wait_response(
 
 bool command_publisher::watch(const std::function<bool(const command_response&)>& on_response,
                               std::string& error, const std::function<bool()>& cancelled) {
-  // Start from the newest id rather than reading with '$' each round: '$' would skip
-  // whatever arrives between two reads.
-  const redis::value newest = conn_.command({"XREVRANGE", keys::responses, "+", "-", "COUNT", "1"});
-  if (failed(newest, error)) return false;
-  std::string from = "0-0";
-  if (newest.is_array() && !newest.elements.empty()) from = newest.elements[0].elements[0].text;
+  // Start from each stream's newest id rather than reading with '$' each round: '$'
+  // would skip whatever arrives between two reads.
+  std::vector<std::string> streams, from;
+  for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
+    streams.push_back(keys::responses_in(shards_.prefix(shard)));
+    const redis::value newest =
+        conn_.command({"XREVRANGE", streams.back(), "+", "-", "COUNT", "1"});
+    if (failed(newest, error)) return false;
+    from.emplace_back("0-0");
+    if (newest.is_array() && !newest.elements.empty())
+      from.back() = newest.elements[0].elements[0].text;
+  }
+  // One stream: a blocking read. Several (a cluster: one per shard, in different
+  // slots): each read at once in turn, and a pause after a round that found nothing.
+  const bool poll = streams.size() > 1;
+  const auto pause = std::min(block_, std::chrono::milliseconds{50});
   for (;;) {
     if (cancelled && cancelled()) return true;
-    const auto batch = read_after(from, block_, error);
-    if (!batch) return false;
-    for (const command_response& r : *batch)
-      if (!on_response(r)) return true;
+    bool any = false;
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      const auto batch =
+          read_after(streams[i], from[i], poll ? std::chrono::milliseconds{0} : block_, error);
+      if (!batch) return false;
+      any = any || !batch->empty();
+      for (const command_response& r : *batch)
+        if (!on_response(r)) return true;
+    }
+    if (poll && !any) std::this_thread::sleep_for(pause);
   }
 }
 

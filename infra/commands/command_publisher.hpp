@@ -7,6 +7,7 @@
 #include <string>
 
 #include "infra/redis/connection.hpp"
+#include "infra/redis/key_shards.hpp"
 
 namespace tgw::infra::commands {
 
@@ -19,6 +20,8 @@ struct publish_result {
   /// The newest commands:responses id at the moment of publishing: wait from here and
   /// the response cannot be missed.
   std::string last_response_id;
+  /// The responses stream the answer will be in (its device's key shard).
+  std::string responses;
 };
 
 /// One entry of commands:responses.
@@ -35,13 +38,18 @@ struct command_response {
 /// The publishing side of commands over one blocking connection: routes a command to
 /// the instance holding the device and waits for its response. One per thread.
 ///
+/// On a Redis Cluster a command is published in its device's key shard (registry,
+/// owner's outbound stream, responses), and the owner's wake stream is then added to
+/// so that it reads at once (see command_store).
+///
 /// Reads block for at most `block` (1000 ms by default) per round; the connection's
 /// io_timeout must be longer than that (e.g. 3000 ms), or hiredis gives up on the
 /// socket while the server is still holding the read.
 class command_publisher {
  public:
   explicit command_publisher(redis::connection::options where,
-                             std::chrono::milliseconds block = std::chrono::milliseconds{1000});
+                             std::chrono::milliseconds block = std::chrono::milliseconds{1000},
+                             redis::key_shards shards = {});
 
   bool load_library(std::string& error);
   /// Publishes `text` for `imei` with a fresh command id. `ttl` 0 means the command
@@ -52,29 +60,33 @@ class command_publisher {
   /// WAIT `replicas` `timeout` on the publishing connection: how many replicas hold
   /// what it wrote so far (the command just published); nullopt on a Redis failure.
   std::optional<std::int64_t> confirm_replicas(int replicas, std::chrono::milliseconds timeout);
-  /// Waits up to `timeout` for the response to `command_id` among responses after
-  /// `after_id`. nullopt with `error` empty on timeout (or when `cancelled` said so),
-  /// with `error` set on a Redis failure.
-  std::optional<command_response> wait_response(const std::string& command_id,
+  /// Waits up to `timeout` for the response to `command_id` among the responses to
+  /// commands for `imei` after `after_id`. nullopt with `error` empty on timeout (or
+  /// when `cancelled` said so), with `error` set on a Redis failure.
+  std::optional<command_response> wait_response(const std::string& imei,
+                                                const std::string& command_id,
                                                 const std::string& after_id,
                                                 std::chrono::milliseconds timeout,
                                                 std::string& error,
                                                 const std::function<bool()>& cancelled = {});
   /// Calls `on_response` for every response added from now on, until it returns false
   /// or `cancelled` returns true (checked at least once per block). False with `error`
-  /// on a Redis failure.
+  /// on a Redis failure. On a cluster the shards' streams are polled in turn, so
+  /// responses of different devices may come out of time order.
   bool watch(const std::function<bool(const command_response&)>& on_response, std::string& error,
              const std::function<bool()>& cancelled = {});
 
  private:
   redis::value call(const std::vector<std::string>& argv);
-  /// One XREAD round after `after_id`; advances it. nullopt on error.
-  std::optional<std::vector<command_response>> read_after(std::string& after_id,
+  /// One XREAD round on `stream` after `after_id`; advances it. nullopt on error.
+  std::optional<std::vector<command_response>> read_after(const std::string& stream,
+                                                          std::string& after_id,
                                                           std::chrono::milliseconds block,
                                                           std::string& error);
 
   redis::connection conn_;
   std::chrono::milliseconds block_;
+  redis::key_shards shards_;
   bool loaded_ = false;
 };
 

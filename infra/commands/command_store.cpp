@@ -31,8 +31,8 @@ bool is_imei(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::string journal_key(const std::string& imei) {
-  return "journal:" + imei;
+std::string journal_key(const std::string& imei, std::string_view prefix) {
+  return std::string(prefix).append("journal:").append(imei);
 }
 
 }  // namespace
@@ -96,8 +96,11 @@ command_entry parse_command_entry(std::string entry_id, const std::vector<std::s
 }
 
 command_store::command_store(redis::connection::options where, std::string instance_id,
-                             std::size_t max_payload)
-    : conn_(std::move(where)), instance_(std::move(instance_id)), max_payload_(max_payload) {}
+                             std::size_t max_payload, redis::key_shards shards)
+    : conn_(std::move(where)),
+      instance_(std::move(instance_id)),
+      max_payload_(max_payload),
+      shards_(std::move(shards)) {}
 
 bool command_store::load_library(std::string& error) {
   const redis::value v =
@@ -118,46 +121,54 @@ redis::value command_store::call(const std::vector<std::string>& argv) {
 }
 
 bool command_store::ensure_group(std::string& error) {
-  // Id 0, not $: entries other instances added before this consumer started are
-  // still delivered.
-  const redis::value v =
-      conn_.command({"XGROUP", "CREATE", stream(), consumer_group, "0", "MKSTREAM"});
-  if (!redis::error_is(v, "BUSYGROUP") && failed(v, error)) return false;
-  // Remembered so a janitor can find this stream once the instance is dead.
-  return !failed(conn_.command({"SADD", keys::instances_with_streams, instance_}), error);
+  for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
+    // Id 0, not $: entries other instances added before this consumer started are
+    // still delivered.
+    const redis::value v =
+        conn_.command({"XGROUP", "CREATE", stream(shard), consumer_group, "0", "MKSTREAM"});
+    if (!redis::error_is(v, "BUSYGROUP") && failed(v, error)) return false;
+    // Remembered so a janitor can find this stream once the instance is dead.
+    const std::string known = keys::instances_with_streams_in(shards_.prefix(shard));
+    if (failed(conn_.command({"SADD", known, instance_}), error)) return false;
+  }
+  return true;
 }
 
 std::optional<std::vector<std::string>> command_store::orphan_candidates(std::string& error) {
-  const redis::value members = conn_.command({"SMEMBERS", keys::instances_with_streams});
-  if (failed(members, error)) return std::nullopt;
-  std::vector<std::vector<std::string>> probes;
-  for (const redis::value& m : members.elements)
-    probes.push_back({"EXISTS", "instance:heartbeat:" + m.text});
   std::vector<std::string> dead;
-  if (probes.empty()) return dead;
-  const std::vector<redis::value> alive = conn_.pipeline(probes);
-  for (std::size_t i = 0; i < alive.size(); ++i) {
-    if (failed(alive[i], error)) return std::nullopt;
-    if (alive[i].integer == 0) dead.push_back(members.elements[i].text);
+  for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
+    const std::string& prefix = shards_.prefix(shard);
+    const redis::value members =
+        conn_.command({"SMEMBERS", keys::instances_with_streams_in(prefix)});
+    if (failed(members, error)) return std::nullopt;
+    std::vector<std::vector<std::string>> probes;
+    for (const redis::value& m : members.elements)
+      probes.push_back({"EXISTS", registry::keys::heartbeat(m.text, prefix)});
+    if (probes.empty()) continue;
+    const std::vector<redis::value> alive = conn_.pipeline(probes);
+    for (std::size_t i = 0; i < alive.size(); ++i) {
+      if (failed(alive[i], error)) return std::nullopt;
+      if (alive[i].integer == 0) dead.push_back(members.elements[i].text);
+    }
   }
+  // Dead in several shards: one candidate.
+  std::sort(dead.begin(), dead.end());
+  dead.erase(std::unique(dead.begin(), dead.end()), dead.end());
   return dead;
 }
 
-std::optional<std::vector<command_entry>> command_store::read(const std::vector<std::string>& argv,
-                                                              std::string& last_id,
-                                                              std::string& error) {
-  const redis::value v = conn_.command(argv);
-  std::vector<command_entry> out;
+bool command_store::parse_read(const redis::value& v, std::uint32_t shard,
+                               std::vector<command_entry>& out, std::string& last_id,
+                               std::string& error) {
   if (redis::error_is(v, "NOGROUP")) {
     // The stream was deleted (by a janitor that took this instance for dead, or a
     // Redis that restarted empty): re-create it and carry on with nothing to read.
-    if (!ensure_group(error)) return std::nullopt;
-    return out;
+    return ensure_group(error);
   }
-  if (failed(v, error)) return std::nullopt;
-  if (v.is_nil() || !v.is_array() || v.elements.empty()) return out;
+  if (failed(v, error)) return false;
+  if (v.is_nil() || !v.is_array() || v.elements.empty()) return true;
   const redis::value& per_stream = v.elements[0];
-  if (!per_stream.is_array() || per_stream.elements.size() != 2) return out;
+  if (!per_stream.is_array() || per_stream.elements.size() != 2) return true;
   for (const redis::value& entry : per_stream.elements[1].elements) {
     if (!entry.is_array() || entry.elements.empty()) continue;
     std::vector<std::string> fields;
@@ -168,43 +179,87 @@ std::optional<std::vector<command_entry>> command_store::read(const std::vector<
     }
     last_id = entry.elements[0].text;
     out.push_back(parse_command_entry(last_id, fields, present, max_payload_));
+    out.back().shard = shard;
   }
-  return out;
+  return true;
 }
 
 std::optional<std::vector<command_entry>> command_store::read_pending(std::string& error) {
   std::vector<command_entry> all;
-  std::string last_id = "0";
-  for (;;) {
-    const std::string from = last_id;
-    auto page = read({"XREADGROUP", "GROUP", consumer_group, instance_, "COUNT",
-                      std::to_string(pending_page), "STREAMS", stream(), from},
-                     last_id, error);
-    if (!page) return std::nullopt;
-    if (page->empty()) break;
-    std::move(page->begin(), page->end(), std::back_inserter(all));
+  for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
+    std::string last_id = "0";
+    for (;;) {
+      const std::size_t before = all.size();
+      const redis::value v =
+          conn_.command({"XREADGROUP", "GROUP", consumer_group, instance_, "COUNT",
+                         std::to_string(pending_page), "STREAMS", stream(shard), last_id});
+      if (!parse_read(v, shard, all, last_id, error)) return std::nullopt;
+      if (all.size() == before) break;
+    }
   }
   return all;
+}
+
+std::optional<std::vector<command_entry>> command_store::read_all_shards(std::size_t count,
+                                                                         std::string& error) {
+  std::vector<std::vector<std::string>> reads;
+  reads.reserve(shards_.count());
+  for (std::uint32_t shard = 0; shard < shards_.count(); ++shard)
+    reads.push_back({"XREADGROUP", "GROUP", consumer_group, instance_, "COUNT",
+                     std::to_string(count), "STREAMS", stream(shard), ">"});
+  const std::vector<redis::value> replies = conn_.pipeline(reads);
+  std::vector<command_entry> out;
+  for (std::uint32_t shard = 0; shard < replies.size(); ++shard) {
+    std::string last_id;
+    if (!parse_read(replies[shard], shard, out, last_id, error)) return std::nullopt;
+  }
+  return out;
+}
+
+bool command_store::wait_for_wake(std::chrono::milliseconds block, std::string& error) {
+  // A wake added after the last one seen returns at once, so one added between the
+  // shard reads and this wait is not lost.
+  const redis::value v = conn_.command({"XREAD", "COUNT", "1", "BLOCK",
+                                        std::to_string(std::max<std::int64_t>(1, block.count())),
+                                        "STREAMS", keys::wake(instance_), last_wake_});
+  if (failed(v, error)) return false;
+  if (v.is_array() && !v.elements.empty() && v.elements[0].elements.size() == 2 &&
+      !v.elements[0].elements[1].elements.empty())
+    last_wake_ = v.elements[0].elements[1].elements.back().elements[0].text;
+  return true;
 }
 
 std::optional<std::vector<command_entry>> command_store::read_new(std::chrono::milliseconds block,
                                                                   std::size_t count,
                                                                   std::string& error) {
+  if (shards_.count() > 1) {
+    auto found = read_all_shards(count, error);
+    if (!found || !found->empty()) return found;
+    if (!wait_for_wake(block, error)) return std::nullopt;
+    return read_all_shards(count, error);
+  }
+  std::vector<command_entry> out;
   std::string last_id;
-  return read(
+  const redis::value v = conn_.command(
       {"XREADGROUP", "GROUP", consumer_group, instance_, "COUNT", std::to_string(count), "BLOCK",
-       std::to_string(std::max<std::int64_t>(1, block.count())), "STREAMS", stream(), ">"},
-      last_id, error);
+       std::to_string(std::max<std::int64_t>(1, block.count())), "STREAMS", stream(), ">"});
+  if (!parse_read(v, 0, out, last_id, error)) return std::nullopt;
+  return out;
 }
 
 std::vector<std::string> command_store::resolve_command(const command_entry& entry,
                                                         const resolution& outcome,
                                                         std::int64_t journal_maxlen) const {
   // An entry without a usable IMEI has no journal to write to: pass two keys only.
-  const bool journal = is_imei(entry.target_imei);
-  std::vector<std::string> argv = {"FCALL", "tgw_cmd_resolve", journal ? "3" : "2", stream(),
-                                   keys::responses};
-  if (journal) argv.push_back(journal_key(entry.target_imei));
+  // Every key in the entry's shard: the stream it came from, that shard's responses,
+  // and its device's journal. An entry put by hand into another shard's stream than
+  // its device's is answered without the journal event, which lives elsewhere.
+  const bool journal =
+      is_imei(entry.target_imei) && shards_.shard_of(entry.target_imei) == entry.shard;
+  const std::string& prefix = shards_.prefix(entry.shard);
+  std::vector<std::string> argv = {"FCALL", "tgw_cmd_resolve", journal ? "3" : "2",
+                                   stream(entry.shard), keys::responses_in(prefix)};
+  if (journal) argv.push_back(journal_key(entry.target_imei, prefix));
   argv.insert(argv.end(),
               {consumer_group, entry.entry_id, entry.command_id, outcome.status, outcome.response,
                outcome.failure_reason, instance_, std::to_string(journal_maxlen)});
@@ -214,8 +269,14 @@ std::vector<std::string> command_store::resolve_command(const command_entry& ent
 std::vector<std::string> command_store::dispatched_command(const command_entry& entry,
                                                            std::int64_t journal_maxlen) const {
   if (!is_imei(entry.target_imei)) return {};
-  return {"FCALL",          "tgw_cmd_dispatched",        "1",       journal_key(entry.target_imei),
-          entry.command_id, std::to_string(entry.codec), instance_, std::to_string(journal_maxlen)};
+  return {"FCALL",
+          "tgw_cmd_dispatched",
+          "1",
+          journal_key(entry.target_imei, shards_.prefix_of(entry.target_imei)),
+          entry.command_id,
+          std::to_string(entry.codec),
+          instance_,
+          std::to_string(journal_maxlen)};
 }
 
 bool command_store::resolve(const command_entry& entry, const resolution& outcome,
@@ -245,36 +306,51 @@ std::vector<std::string> command_store::run_batch(
     for (std::size_t i : index) errors[i] = error;
     return errors;
   }
-  if (replicas_ > 0)
-    real.push_back({"WAIT", std::to_string(replicas_), std::to_string(replicas_timeout_.count())});
-  std::vector<redis::value> replies = conn_.pipeline(real);
+  // Where each command's reply is, and the reply of the WAIT that covers it: one WAIT
+  // at the end on a single node; on a cluster one after each command, which then goes
+  // to that command's master.
+  std::vector<std::size_t> reply_of(real.size()), wait_of(real.size());
+  std::vector<std::vector<std::string>> sent;
+  const std::vector<std::string> wait = {"WAIT", std::to_string(replicas_),
+                                         std::to_string(replicas_timeout_.count())};
+  for (std::size_t k = 0; k < real.size(); ++k) {
+    reply_of[k] = sent.size();
+    sent.push_back(std::move(real[k]));
+    if (replicas_ > 0 && shards_.tagged()) sent.push_back(wait);
+  }
+  if (replicas_ > 0 && !shards_.tagged()) sent.push_back(wait);
+  for (std::size_t k = 0; k < real.size(); ++k)
+    wait_of[k] = shards_.tagged() ? reply_of[k] + 1 : sent.size() - 1;
+  std::vector<redis::value> replies = conn_.pipeline(sent);
   if (!replies.empty() && redis::error_is(replies.front(), "ERR Function not found") &&
       load_library(error))
-    replies = conn_.pipeline(real);
+    replies = conn_.pipeline(sent);
   if (!conn_.connected()) loaded_ = false;
-  std::string short_of_replicas;
-  if (replicas_ > 0) {
-    const auto confirmed = replies.size() == real.size() ? replies.back().as_int() : std::nullopt;
-    if (!confirmed || *confirmed < replicas_)
-      short_of_replicas = "replicas: WAIT confirmed " +
-                          (confirmed ? std::to_string(*confirmed) : std::string("none")) + " of " +
-                          std::to_string(replicas_);
-  }
   for (std::size_t k = 0; k < index.size(); ++k) {
-    if (k >= replies.size())
+    if (reply_of[k] >= replies.size()) {
       errors[index[k]] = "IO no reply";
-    else if (replies[k].is_error())
-      errors[index[k]] = replies[k].text.empty() ? "error" : replies[k].text;
-    else if (!short_of_replicas.empty())
-      errors[index[k]] = short_of_replicas;
+    } else if (replies[reply_of[k]].is_error()) {
+      const std::string& text = replies[reply_of[k]].text;
+      errors[index[k]] = text.empty() ? "error" : text;
+    } else if (replicas_ > 0) {
+      const auto confirmed =
+          wait_of[k] < replies.size() ? replies[wait_of[k]].as_int() : std::nullopt;
+      if (!confirmed || *confirmed < replicas_)
+        errors[index[k]] = "replicas: WAIT confirmed " +
+                           (confirmed ? std::to_string(*confirmed) : std::string("none")) + " of " +
+                           std::to_string(replicas_);
+    }
   }
   return errors;
 }
 
 std::optional<std::size_t> command_store::drain_offline(const std::string& imei,
                                                         std::string& error) {
-  const redis::value v = call({"FCALL", "tgw_cmd_drain_offline", "3", keys::offline(imei), stream(),
-                               keys::responses, imei, std::to_string(now_s())});
+  const std::uint32_t shard = shards_.shard_of(imei);
+  const std::string& prefix = shards_.prefix(shard);
+  const redis::value v =
+      call({"FCALL", "tgw_cmd_drain_offline", "3", keys::offline(imei, prefix), stream(shard),
+            keys::responses_in(prefix), imei, std::to_string(now_s())});
   if (failed(v, error)) return std::nullopt;
   return static_cast<std::size_t>(v.as_int().value_or(0));
 }
@@ -282,29 +358,34 @@ std::optional<std::size_t> command_store::drain_offline(const std::string& imei,
 std::optional<command_store::orphan_counts> command_store::adopt_orphans(
     const std::string& dead_instance, std::string& error) {
   orphan_counts counts;
-  for (;;) {
-    const redis::value v = call({"FCALL", "tgw_cmd_orphans", "3", keys::outbound(dead_instance),
-                                 registry::keys::registry, keys::responses, dead_instance,
-                                 std::to_string(now_s()), std::to_string(orphan_batch)});
-    if (failed(v, error)) return std::nullopt;
-    if (!v.is_array() || v.elements.size() != 4) {
-      error = "tgw_cmd_orphans: unexpected reply";
-      return std::nullopt;
-    }
-    const auto n = [&](std::size_t i) {
-      return static_cast<std::size_t>(v.elements[i].as_int().value_or(0));
-    };
-    counts.handled += n(0);
-    counts.rerouted += n(1);
-    counts.failed += n(2);
-    // A pass that handled nothing cannot make progress; stop rather than spin.
-    if (n(3) == 0) {
-      if (failed(conn_.command({"SREM", keys::instances_with_streams, dead_instance}), error))
+  for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
+    const std::string& prefix = shards_.prefix(shard);
+    for (;;) {
+      const redis::value v =
+          call({"FCALL", "tgw_cmd_orphans", "3", keys::outbound(dead_instance, prefix),
+                registry::keys::registry_in(prefix), keys::responses_in(prefix), dead_instance,
+                std::to_string(now_s()), std::to_string(orphan_batch)});
+      if (failed(v, error)) return std::nullopt;
+      if (!v.is_array() || v.elements.size() != 4) {
+        error = "tgw_cmd_orphans: unexpected reply";
         return std::nullopt;
-      break;
+      }
+      const auto n = [&](std::size_t i) {
+        return static_cast<std::size_t>(v.elements[i].as_int().value_or(0));
+      };
+      counts.handled += n(0);
+      counts.rerouted += n(1);
+      counts.failed += n(2);
+      // A pass that handled nothing cannot make progress; stop rather than spin.
+      if (n(3) == 0) {
+        const std::string known = keys::instances_with_streams_in(prefix);
+        if (failed(conn_.command({"SREM", known, dead_instance}), error)) return std::nullopt;
+        break;
+      }
+      if (n(0) == 0) break;
     }
-    if (n(0) == 0) break;
   }
+  if (shards_.tagged()) conn_.command({"DEL", keys::wake(dead_instance)});
   return counts;
 }
 

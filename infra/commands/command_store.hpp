@@ -8,6 +8,7 @@
 
 #include "infra/commands/command_keys.hpp"
 #include "infra/redis/connection.hpp"
+#include "infra/redis/key_shards.hpp"
 
 namespace tgw::infra::commands {
 
@@ -25,6 +26,8 @@ struct command_entry {
   /// target_imei", "bad codec 13", "payload over 512 bytes"). entry_id is always set,
   /// so the entry can still be answered and acknowledged.
   std::string malformed;
+  /// The key shard whose outbound stream the entry was read from (0 on a single node).
+  std::uint32_t shard = 0;
 };
 
 /// A command's terminal (or delivery) outcome, as published in commands:responses.
@@ -38,6 +41,12 @@ struct resolution {
 /// the group, reads (pending first, then new), and the atomic steps of the
 /// `tgw_commands` library. One instance per thread (a detached actor).
 ///
+/// On a Redis Cluster the instance has one outbound stream in each key shard, beside
+/// the registry, responses and journals of that shard's devices, so each step stays in
+/// one slot. A new-entry read cannot block on streams of several slots: it reads them
+/// all without blocking, and when none had anything it blocks on the instance's wake
+/// stream (keys::wake), which publishers add to after each command they send here.
+///
 /// The connection's io_timeout must be longer than any BLOCK time passed to
 /// read_new(), otherwise hiredis gives up on the socket while the server still holds
 /// the read and an entry can be delivered into the pending list unseen (e.g. 3000 ms
@@ -45,16 +54,18 @@ struct resolution {
 class command_store {
  public:
   command_store(redis::connection::options where, std::string instance_id,
-                std::size_t max_payload = 512);
+                std::size_t max_payload = 512, redis::key_shards shards = {});
 
   bool load_library(std::string& error);
-  /// XGROUP CREATE commands:outbound:{me} ingest 0 MKSTREAM; an existing group is fine.
+  /// XGROUP CREATE commands:outbound:{me} ingest 0 MKSTREAM (in every shard); an
+  /// existing group is fine.
   bool ensure_group(std::string& error);
   /// This consumer's own pending entries (delivered, never acknowledged), from id 0,
   /// paged until empty. Call it at start and after every reconnect.
   std::optional<std::vector<command_entry>> read_pending(std::string& error);
-  /// Up to `count` entries never delivered to this group, waiting up to `block`. An
-  /// empty vector when none arrived or when the group was gone (it is re-created).
+  /// Up to `count` entries (on a cluster: per shard) never delivered to this group,
+  /// waiting up to `block`. An empty vector when none arrived or when the group was
+  /// gone (it is re-created).
   std::optional<std::vector<command_entry>> read_new(std::chrono::milliseconds block,
                                                      std::size_t count, std::string& error);
   /// tgw_cmd_resolve: publishes the response, journals command_resolved, acknowledges
@@ -100,16 +111,25 @@ class command_store {
   std::optional<std::vector<std::string>> orphan_candidates(std::string& error);
 
   [[nodiscard]] const std::string& instance_id() const { return instance_; }
-  [[nodiscard]] std::string stream() const { return keys::outbound(instance_); }
+  /// This instance's outbound stream in `shard`.
+  [[nodiscard]] std::string stream(std::uint32_t shard = 0) const {
+    return keys::outbound(instance_, shards_.prefix(shard));
+  }
 
  private:
   redis::value call(const std::vector<std::string>& argv);
-  std::optional<std::vector<command_entry>> read(const std::vector<std::string>& argv,
-                                                 std::string& last_id, std::string& error);
+  /// Parses an XREADGROUP reply of one stream; appends to `out`, advances `last_id`.
+  /// False with `error` on a Redis error; a missing group is re-created.
+  bool parse_read(const redis::value& v, std::uint32_t shard, std::vector<command_entry>& out,
+                  std::string& last_id, std::string& error);
+  std::optional<std::vector<command_entry>> read_all_shards(std::size_t count, std::string& error);
+  bool wait_for_wake(std::chrono::milliseconds block, std::string& error);
 
   redis::connection conn_;
   std::string instance_;
   std::size_t max_payload_;
+  redis::key_shards shards_;
+  std::string last_wake_ = "0-0";  ///< The newest wake entry seen (cluster only).
   bool loaded_ = false;
   int replicas_ = 0;
   std::chrono::milliseconds replicas_timeout_{1000};

@@ -64,7 +64,8 @@ void publish_loop(const endpoint& where, unsigned long long imei_base, std::size
     } else if (sent->status != "sent") {
       outcome = sent->status;
     } else {
-      const auto r = publisher.wait_response(sent->command_id, sent->last_response_id, 10s, error);
+      const auto r =
+          publisher.wait_response(imei, sent->command_id, sent->last_response_id, 10s, error);
       outcome = !r ? "no response"
                    : r->status + (r->failure_reason.empty() ? "" : "/" + r->failure_reason);
       if (r && r->status == "responded") out.latency.record(steady_clock::now() - due);

@@ -18,7 +18,7 @@ constexpr const char* imei = "356307042441013";
 class CommandCommand : public CommandFixture {
  protected:
   std::string redis_flag() const {
-    return " --redis redis://127.0.0.1:" + std::to_string(server.port()) + "/0";
+    return " --redis redis://127.0.0.1:" + std::to_string(backend.server()->port()) + "/0";
   }
   std::string send(const std::string& extra) {
     return std::string("command send --imei ") + imei + " --text getinfo" + redis_flag() + " " +
@@ -126,8 +126,9 @@ TEST_F(CommandCommand, NoResponseInTimeExitsOne) {
 
 TEST_F(CommandCommand, SettingsComeFromTheEnvironment) {
   place(imei, "A");
-  const std::string env = "TGW_REDIS=redis://127.0.0.1:" + std::to_string(server.port()) +
-                          "/0 TGW_COMMAND_TIMEOUT=200ms TGW_COMMAND_CODEC=14 ";
+  const std::string env =
+      "TGW_REDIS=redis://127.0.0.1:" + std::to_string(backend.server()->port()) +
+      "/0 TGW_COMMAND_TIMEOUT=200ms TGW_COMMAND_CODEC=14 ";
   const auto out = tgw::test::run_command(env + TGW_BINARY + " command send --imei " + imei +
                                           " --text getinfo --json");
   EXPECT_EQ(out.exit_code, 1) << out.out;

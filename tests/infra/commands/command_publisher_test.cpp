@@ -33,8 +33,9 @@ TEST_F(CommandPublisher, WaitResponseFindsItsOwnAmongOthers) {
   std::thread device([&] {
     auto a = store("A");
     std::string e;
-    redis::connection other = server.connect();
-    other.command({"XADD", keys::responses, "*", "command_id", "someone-else", "status", "failed"});
+    redis::connection other = backend.connect();
+    other.command(
+        {"XADD", responses_of(imei), "*", "command_id", "someone-else", "status", "failed"});
     for (int i = 0; i < 20; ++i) {
       const auto got = a.read_new(100ms, 16, e);
       if (got && !got->empty()) {
@@ -43,7 +44,7 @@ TEST_F(CommandPublisher, WaitResponseFindsItsOwnAmongOthers) {
       }
     }
   });
-  const auto r = pub.wait_response(sent->command_id, sent->last_response_id, 5s, error);
+  const auto r = pub.wait_response(imei, sent->command_id, sent->last_response_id, 5s, error);
   device.join();
   ASSERT_TRUE(r) << error;
   EXPECT_EQ(r->command_id, sent->command_id);
@@ -61,7 +62,7 @@ TEST_F(CommandPublisher, AResponseAddedBeforeTheWaitIsNotMissed) {
   const auto got = a.read_new(100ms, 16, error);
   ASSERT_TRUE(got && got->size() == 1) << error;
   ASSERT_TRUE(a.resolve(got->front(), {"failed", "", "imei_mismatch"}, error));
-  const auto r = pub.wait_response(sent->command_id, sent->last_response_id, 1s, error);
+  const auto r = pub.wait_response(imei, sent->command_id, sent->last_response_id, 1s, error);
   ASSERT_TRUE(r) << error;
   EXPECT_EQ(r->status, "failed");
   EXPECT_EQ(r->failure_reason, "imei_mismatch");
@@ -70,21 +71,24 @@ TEST_F(CommandPublisher, AResponseAddedBeforeTheWaitIsNotMissed) {
 TEST_F(CommandPublisher, WaitResponseTimesOutWithoutError) {
   auto pub = publisher();
   const auto start = std::chrono::steady_clock::now();
-  const auto r = pub.wait_response("nobody", "0-0", 300ms, error);
+  const auto r = pub.wait_response(imei, "nobody", "0-0", 300ms, error);
   EXPECT_FALSE(r);
   EXPECT_EQ(error, "");
   EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
 }
 
 TEST_F(CommandPublisher, WatchSeesOnlyNewResponses) {
-  redis.command({"XADD", keys::responses, "*", "command_id", "old", "status", "failed"});
+  redis.command({"XADD", responses_of(imei), "*", "command_id", "old", "status", "failed"});
   auto pub = publisher();
   std::vector<std::string> seen;
   std::thread writer([&] {
-    redis::connection w = server.connect();
-    for (const char* id : {"n1", "n2", "n3"}) {
+    redis::connection w = backend.connect();
+    // Responses to devices of different shards (on a cluster).
+    const std::vector<std::string> devices = {imei, "356307042441001", "356307042441002"};
+    for (std::size_t i = 0; i < 3; ++i) {
       std::this_thread::sleep_for(150ms);  // after watch() took its starting id
-      w.command({"XADD", keys::responses, "*", "command_id", id, "status", "responded"});
+      const std::string id = "n" + std::to_string(i + 1);
+      w.command({"XADD", responses_of(devices[i]), "*", "command_id", id, "status", "responded"});
     }
   });
   const bool ok = pub.watch(
