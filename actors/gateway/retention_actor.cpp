@@ -30,26 +30,35 @@ caf::behavior retention_actor(caf::event_based_actor* self, const retention_conf
   self->delayed_send(self, config.interval, retain_atom::value);
   return {
       [self, config, conn, status](retain_atom) {
-        const std::string stream = infra::telemetry::keys::telemetry_stream;
-        std::string error;
-        auto view = infra::telemetry::read_retention(*conn, stream, error);
-        if (!view) {
-          spdlog::warn("telemetry retention: cannot read {}: {}", stream, error);
-        } else {
+        std::vector<infra::telemetry::retention_view> views;
+        std::int64_t trimmed_total = 0;
+        for (const std::string& stream : config.streams) {
+          std::string error;
+          auto view = infra::telemetry::read_retention(*conn, stream, error);
+          if (!view) {
+            spdlog::warn("telemetry retention: cannot read {}: {}", stream, error);
+            break;
+          }
           std::int64_t trimmed = 0;
           if (config.trim) {
             const auto removed = infra::telemetry::trim_acknowledged(*conn, stream, *view, error);
             if (!removed)
-              spdlog::warn("telemetry retention: trim failed: {}", error);
+              spdlog::warn("telemetry retention: trim of {} failed: {}", stream, error);
             else
               trimmed = *removed;
             if (trimmed > 0)
-              spdlog::debug("telemetry retention: {} entries every group acknowledged trimmed",
-                            trimmed);
+              spdlog::debug("telemetry retention: {} entries of {} every group acknowledged trimmed",
+                            trimmed, stream);
           }
           view->length -= trimmed;
-          status->update(std::move(*view), trimmed);
+          trimmed_total += trimmed;
+          views.push_back(std::move(*view));
         }
+        // A pass that could not read every stream leaves the last full view standing.
+        if (views.size() == config.streams.size())
+          status->update(views.size() == 1 ? std::move(views.front())
+                                           : infra::telemetry::combine(views),
+                         trimmed_total);
         self->delayed_send(self, config.interval, retain_atom::value);
       },
   };

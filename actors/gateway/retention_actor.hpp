@@ -29,9 +29,11 @@ class retention_status {
 struct retention_config {
   bool trim = true;  ///< --telemetry-retention groups; off only observes.
   std::chrono::milliseconds interval{10'000};
+  /// The telemetry streams: one on a single node, one per key shard on a cluster.
+  std::vector<std::string> streams{"telemetry:records"};
 };
 
-/// Every interval, reads the telemetry stream's consumer groups and, with trimming on,
+/// Every interval, reads each telemetry stream's consumer groups and, with trimming on,
 /// trims the stream below what every group acknowledged. Every instance runs one; the
 /// trims agree, since each removes only what all groups are done with. Detached: it
 /// blocks on its own Redis connection.

@@ -39,6 +39,7 @@
 #include "infra/net/tls_context.hpp"
 #include "infra/net/udp_server.hpp"
 #include "infra/redis/embedded_redis.hpp"
+#include "infra/redis/shard_agreement.hpp"
 #include "infra/telemetry/redis_telemetry_store.hpp"
 
 namespace tgw::actors::gateway {
@@ -180,15 +181,18 @@ void wait_until(Predicate done, std::chrono::milliseconds limit) {
 }
 
 void hand_over_commands(const infra::redis::endpoint& where, const std::string& instance,
-                        std::size_t max_payload) {
+                        std::size_t max_payload, const infra::redis::key_shards& key_shards) {
   infra::redis::connection redis({where, 2000ms, 5000ms, "tgw-" + instance + "-shutdown"});
-  const auto deleted = redis.command({"DEL", infra::registry::keys::heartbeat(instance)});
-  if (deleted.is_error()) {
-    spdlog::warn("commands: heartbeat not removed at shutdown: {}", deleted.text);
-    return;  // Redis is down: the janitor of another instance adopts the stream later.
+  for (std::uint32_t s = 0; s < key_shards.count(); ++s) {
+    const auto deleted =
+        redis.command({"DEL", infra::registry::keys::heartbeat(instance, key_shards.prefix(s))});
+    if (deleted.is_error()) {
+      spdlog::warn("commands: heartbeat not removed at shutdown: {}", deleted.text);
+      return;  // Redis is down: the janitor of another instance adopts the stream later.
+    }
   }
   infra::commands::command_store store({where, 2000ms, 5000ms, "tgw-" + instance + "-shutdown"},
-                                       instance, max_payload);
+                                       instance, max_payload, key_shards);
   std::string error;
   if (!store.load_library(error)) {
     spdlog::warn("commands: stream not handed over at shutdown: {}", error);
@@ -306,22 +310,33 @@ int run_gateway(const infra::serve_options& o) {
       spdlog::error("--redis: {}", error);
       return 2;
     }
-    if (parsed->via_cluster()) {
-      // The Functions that persist a packet, register a device and move commands touch
-      // keys of several slots in one call; a cluster refuses each with CROSSSLOT, so a
-      // gateway on one would take devices and never ACK. Refused here, not discovered.
-      spdlog::error(
-          "--redis: tgw serve does not run on a Redis Cluster yet (its Functions "
-          "write keys of several slots in one call); use redis:// or "
-          "redis+sentinel://");
-      return 2;
-    }
     where = *parsed;
+  }
+  if (o.telemetry_shards > 0 && !where.via_cluster()) {
+    spdlog::error("--telemetry-shards: only a Redis Cluster (redis+cluster://) splits keys in "
+                  "shards; a single node keeps one telemetry stream");
+    return 2;
+  }
+  // On a cluster every key of a device lives in its key shard; all gateways and readers
+  // of the cluster must agree on the shard count, which the cluster stores.
+  infra::redis::key_shards key_shards;
+  {
+    infra::redis::connection probe({where, 2000ms, 5000ms, "tgw-" + instance + "-shards"});
+    std::string error;
+    auto agreed = infra::redis::agree_key_shards(probe, o.telemetry_shards, error);
+    if (!agreed) {
+      spdlog::error("cannot use Redis at {}: {}", where.describe(), error);
+      return where.via_cluster() && probe.connected() ? 2 : 1;
+    }
+    key_shards = std::move(*agreed);
+    if (key_shards.tagged())
+      spdlog::info("Redis Cluster {}: keys in {} shards", where.describe(), key_shards.count());
   }
 
   infra::telemetry::store_settings settings{instance, o.journal_maxlen, o.telemetry_maxlen,
                                             o.ack_replicas,
-                                            std::chrono::milliseconds{o.ack_replicas_timeout_ms}};
+                                            std::chrono::milliseconds{o.ack_replicas_timeout_ms},
+                                            key_shards};
   auto make_store = [&](int shard) {
     return std::make_shared<infra::telemetry::redis_telemetry_store>(
         infra::redis::connection::options{where, 2000ms, 5000ms,
@@ -369,7 +384,7 @@ int run_gateway(const infra::serve_options& o) {
   auto make_registry_store = [&](const char* role) {
     return std::make_shared<infra::registry::registry_store>(
         infra::redis::connection::options{where, 2000ms, 5000ms, "tgw-" + instance + "-" + role},
-        instance);
+        instance, key_shards);
   };
   registry::registry_config registry_settings;
   registry_settings.heartbeat_interval = std::chrono::milliseconds{o.heartbeat_interval_ms};
@@ -385,7 +400,7 @@ int run_gateway(const infra::serve_options& o) {
     return std::make_shared<infra::commands::command_store>(
         infra::redis::connection::options{where, 2000ms, io_timeout,
                                           "tgw-" + instance + "-" + role},
-        instance, o.command_max_payload);
+        instance, o.command_max_payload, key_shards);
   };
   auto janitor_handle = actors.add(system.spawn<caf::detached>(
       registry::janitor_actor, janitor_settings, make_registry_store("janitor"), counters,
@@ -407,10 +422,14 @@ int run_gateway(const infra::serve_options& o) {
   // Telemetry retention: every instance watches the consumer groups (lag metrics) and,
   // with --telemetry-retention groups, trims what they all acknowledged.
   auto retention = std::make_shared<retention_status>();
+  retention_config retention_settings{o.telemetry_retention == "groups",
+                                      std::chrono::milliseconds{o.telemetry_retention_interval_ms}};
+  retention_settings.streams.clear();
+  for (std::uint32_t s = 0; s < key_shards.count(); ++s)
+    retention_settings.streams.push_back(
+        infra::telemetry::keys::telemetry_stream_in(key_shards.prefix(s)));
   actors.add(system.spawn<caf::detached>(
-      retention_actor,
-      retention_config{o.telemetry_retention == "groups",
-                       std::chrono::milliseconds{o.telemetry_retention_interval_ms}},
+      retention_actor, retention_settings,
       std::make_shared<infra::redis::connection>(infra::redis::connection::options{
           where, 2000ms, 5000ms, "tgw-" + instance + "-retention"}),
       retention));
@@ -444,7 +463,7 @@ int run_gateway(const infra::serve_options& o) {
   auto give_up = [&](const std::string& reason) {
     spdlog::error("{}", reason);
     actors.stop_and_wait(system);
-    hand_over_commands(where, instance, o.command_max_payload);
+    hand_over_commands(where, instance, o.command_max_payload, key_shards);
     return 1;
   };
 
@@ -622,7 +641,7 @@ int run_gateway(const infra::serve_options& o) {
   // Leave the command path at once rather than after the heartbeat's TTL: publishers
   // see this instance as gone, and what is left in its stream is re-routed to the
   // devices' new owners or answered instance_lost, each entry once.
-  hand_over_commands(where, instance, o.command_max_payload);
+  hand_over_commands(where, instance, o.command_max_payload, key_shards);
   // Sessions sent their last journal events; give the writers a moment to write them.
   std::this_thread::sleep_for(100ms);
   actors.stop_and_wait(system);

@@ -12,6 +12,7 @@
 #include "infra/app/termination.hpp"
 #include "infra/cli/redis_choice.hpp"
 #include "infra/commands/command_publisher.hpp"
+#include "infra/redis/shard_agreement.hpp"
 #include "infra/text/duration.hpp"
 
 namespace tgw::infra {
@@ -55,10 +56,17 @@ std::unique_ptr<commands::command_publisher> open_publisher(const redis_choice& 
   }
   // The socket timeout exceeds the 1000 ms BLOCK of each read: with a shorter one
   // hiredis abandons a read that the server still serves.
-  auto publisher = std::make_unique<commands::command_publisher>(
-      redis::connection::options{*where, milliseconds{2000}, milliseconds{3000},
-                                 std::string("tgw-command-") + who},
-      milliseconds{1000});
+  const redis::connection::options options{*where, milliseconds{2000}, milliseconds{3000},
+                                           std::string("tgw-command-") + who};
+  // On a cluster, the key shards the gateways agreed on: a command goes to its device's.
+  redis::connection probe(options);
+  auto shards = redis::read_key_shards(probe, error);
+  if (!shards) {
+    std::cerr << "tgw command " << who << ": " << error << '\n';
+    return nullptr;
+  }
+  auto publisher = std::make_unique<commands::command_publisher>(options, milliseconds{1000},
+                                                                 std::move(*shards));
   if (!publisher->load_library(error)) {
     std::cerr << "tgw command " << who << ": Redis unreachable: " << error << '\n';
     return nullptr;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infra/cli/redis_choice.hpp"
+#include "infra/redis/shard_agreement.hpp"
 #include "infra/registry/registry_store.hpp"
 
 namespace tgw::infra {
@@ -36,18 +37,34 @@ int run_registry(const registry_settings& s) {
     std::cerr << "tgw registry: " << error << '\n';
     return 1;
   }
-  auto alive = [&](const std::string& instance) {
-    return conn.command({"EXISTS", registry::keys::heartbeat(instance)}).integer == 1;
+  // On a cluster: the shards the gateways split keys into. None stored yet: no
+  // gateway has registered anything, and the registry is empty.
+  bool none_stored = false;
+  auto shards = redis::read_key_shards(conn, error, &none_stored);
+  if (!shards && !none_stored) {
+    std::cerr << "tgw registry: " << error << '\n';
+    return 1;
+  }
+  std::vector<std::string> prefixes;
+  for (std::uint32_t i = 0; shards && i < shards->count(); ++i)
+    prefixes.push_back(shards->prefix(i));
+  auto alive = [&](const std::string& instance, const std::string& prefix) {
+    return conn.command({"EXISTS", registry::keys::heartbeat(instance, prefix)}).integer == 1;
   };
   nlohmann::ordered_json out;
 
   if (!s.imei.empty()) {
-    const redis::value owner = conn.command({"HGET", registry::keys::registry, s.imei});
+    const std::string prefix = shards ? shards->prefix_of(s.imei) : std::string();
+    const redis::value owner = conn.command({"HGET", registry::keys::registry_in(prefix), s.imei});
     out["imei"] = s.imei;
     out["owner"] = owner.is_nil() ? nullptr : nlohmann::ordered_json(owner.text);
-    out["owner_alive"] = !owner.is_nil() && alive(owner.text);
+    out["owner_alive"] = !owner.is_nil() && alive(owner.text, prefix);
   } else if (s.once) {
-    registry::registry_store store(options, "tgw-registry-cli");
+    if (!shards) {
+      std::cerr << "tgw registry: " << error << '\n';
+      return 1;
+    }
+    registry::registry_store store(options, "tgw-registry-cli", *shards);
     const auto mode =
         s.mode == "scan" ? registry::janitor_mode::scan : registry::janitor_mode::reverse_index;
     const auto report = store.janitor_pass(mode, 1000, error);
@@ -59,25 +76,35 @@ int run_registry(const registry_settings& s) {
     out["dead"] = report->dead;
     out["evicted"] = report->evicted;
   } else {
-    // Counts per owner from one HSCAN of the registry.
+    // Counts per owner from one HSCAN of the registry (of each shard's, on a cluster).
+    // An owner is alive where its heartbeat is: a shard that lost it judges it dead.
     std::map<std::string, std::uint64_t> per_owner;
-    std::string cursor = "0";
-    do {
-      const redis::value page =
-          conn.command({"HSCAN", registry::keys::registry, cursor, "COUNT", "1000"});
-      if (page.is_error()) {
-        std::cerr << "tgw registry: " << page.text << '\n';
-        return 1;
+    std::map<std::string, std::uint64_t> dead_per_owner;
+    for (const std::string& prefix : prefixes) {
+      std::map<std::string, std::uint64_t> in_shard;
+      std::string cursor = "0";
+      do {
+        const redis::value page =
+            conn.command({"HSCAN", registry::keys::registry_in(prefix), cursor, "COUNT", "1000"});
+        if (page.is_error()) {
+          std::cerr << "tgw registry: " << page.text << '\n';
+          return 1;
+        }
+        cursor = page.elements.at(0).text;
+        const auto& kv = page.elements.at(1).elements;
+        for (std::size_t i = 0; i + 1 < kv.size(); i += 2) ++in_shard[kv[i + 1].text];
+      } while (cursor != "0");
+      for (const auto& [owner, count] : in_shard) {
+        per_owner[owner] += count;
+        if (!alive(owner, prefix)) dead_per_owner[owner] += count;
       }
-      cursor = page.elements.at(0).text;
-      const auto& kv = page.elements.at(1).elements;
-      for (std::size_t i = 0; i + 1 < kv.size(); i += 2) ++per_owner[kv[i + 1].text];
-    } while (cursor != "0");
+    }
     nlohmann::ordered_json instances = nlohmann::ordered_json::array();
     std::uint64_t dead_entries = 0;
     for (const auto& [owner, count] : per_owner) {
-      const bool live = alive(owner);
-      if (!live) dead_entries += count;
+      const auto dead = dead_per_owner.find(owner);
+      const bool live = dead == dead_per_owner.end();
+      if (!live) dead_entries += dead->second;
       instances.push_back({{"instance", owner}, {"entries", count}, {"alive", live}});
     }
     out["instances"] = instances;

@@ -26,7 +26,8 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--redis", o->redis_url,
                   "redis://[user:password@]host:port/db, unix:///path?db=N or "
-                  "redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[?db=N]; "
+                  "redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[?db=N] or "
+                  "redis+cluster://[user:password@]host:port[,host:port...]; "
                   "default: private redis-server in --data-dir")
       ->envname("TGW_REDIS");
   cmd->add_option("--data-dir", o->data_dir, "Directory of the private redis-server")
@@ -193,6 +194,14 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
                   "How often the consumer groups are read and the stream trimmed")
       ->envname("TGW_TELEMETRY_RETENTION_INTERVAL_MS")
       ->check(CLI::Range(100, 3'600'000))
+      ->capture_default_str();
+  cmd->add_option("--telemetry-shards", o->telemetry_shards,
+                  "Redis Cluster only: the telemetry streams and device key shards the keys "
+                  "are split into; every gateway of the cluster must use the same count. 0: "
+                  "the count the cluster stored (tgw:telemetry-shards), or 4 per master for "
+                  "the first gateway (docs/CLUSTER.md)")
+      ->envname("TGW_TELEMETRY_SHARDS")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   cmd->add_option("--ack-replicas", o->ack_replicas,
                   "ACK a packet only after WAIT confirms its batch on this many replicas; a "

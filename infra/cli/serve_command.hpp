@@ -58,6 +58,9 @@ struct serve_options {
   /// "off": never (the groups are still watched for the lag metrics).
   std::string telemetry_retention = "groups";
   int telemetry_retention_interval_ms = 10'000;
+  /// Redis Cluster only: key shards (telemetry streams, and the shards of every
+  /// device's keys). 0: the count the cluster has stored, or 4 per master.
+  std::uint32_t telemetry_shards = 0;
   int ack_replicas = 0;  ///< 0: ACK on the master's word alone.
   int ack_replicas_timeout_ms = 1000;
   int drain_timeout_ms = 5000;

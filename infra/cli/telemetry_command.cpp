@@ -17,13 +17,14 @@
 #include "infra/cli/redis_choice.hpp"
 #include "infra/json/frame_json.hpp"
 #include "infra/redis/connection.hpp"
+#include "infra/redis/shard_agreement.hpp"
+#include "infra/telemetry/telemetry_store.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
 #include "infra/telemetry/named_io.hpp"
 
 namespace tgw::infra {
 namespace {
 
-constexpr const char* stream_key = "telemetry:records";
 
 struct tail_settings {
   redis_choice redis;
@@ -120,11 +121,11 @@ std::string record_line(const nlohmann::ordered_json& j, const telemetry::io_dic
 }
 
 // "now": the id of the newest entry, so that only records stored from here on show.
-std::optional<std::string> start_id(redis::connection& conn, const std::string& from,
-                                    std::string& error) {
+std::optional<std::string> start_id(redis::connection& conn, const std::string& stream,
+                                    const std::string& from, std::string& error) {
   if (from == "start") return "0-0";
   if (from != "now") return from;
-  const auto last = conn.command({"XREVRANGE", stream_key, "+", "-", "COUNT", "1"});
+  const auto last = conn.command({"XREVRANGE", stream, "+", "-", "COUNT", "1"});
   if (last.is_error()) {
     error = last.text;
     return std::nullopt;
@@ -175,37 +176,66 @@ int run_tail(const tail_settings& s) {
     std::cerr << "tgw telemetry tail: " << error << '\n';
     return 1;
   }
-  auto last = start_id(conn, s.from, error);
-  if (!last) {
-    std::cerr << "tgw telemetry tail: cannot read " << stream_key << ": " << error << '\n';
+  // The streams to read: one on a single node; on a cluster one per key shard, or
+  // only the device's with --imei.
+  const auto shards = redis::read_key_shards(conn, error);
+  if (!shards) {
+    std::cerr << "tgw telemetry tail: " << error << '\n';
     return 1;
+  }
+  std::vector<std::string> streams;
+  if (!s.imei.empty()) {
+    streams.push_back(telemetry::keys::telemetry_stream_in(shards->prefix_of(s.imei)));
+  } else {
+    for (std::uint32_t i = 0; i < shards->count(); ++i)
+      streams.push_back(telemetry::keys::telemetry_stream_in(shards->prefix(i)));
+  }
+  std::vector<std::string> last;
+  for (const std::string& stream : streams) {
+    auto id = start_id(conn, stream, s.from, error);
+    if (!id) {
+      std::cerr << "tgw telemetry tail: cannot read " << stream << ": " << error << '\n';
+      return 1;
+    }
+    last.push_back(std::move(*id));
   }
   const telemetry::io_dictionary* table = names ? &*names : nullptr;
   std::uint64_t shown = 0;
+  // One stream: a blocking read. Several (in different slots, which one read cannot
+  // span): each read at once in turn, with a pause after a round that found nothing;
+  // records of different shards then show in the order they are read, not stored.
+  const bool poll = streams.size() > 1;
   while (!termination_requested()) {
-    const auto reply =
-        conn.command({"XREAD", "COUNT", "512", "BLOCK", "1000", "STREAMS", stream_key, *last});
-    if (reply.is_error()) {
-      // A restart or a failover: say so once per failure and try again.
-      std::cerr << "tgw telemetry tail: " << reply.text << "; retrying\n";
-      std::this_thread::sleep_for(std::chrono::seconds{1});
-      continue;
-    }
-    if (reply.elements.empty()) continue;  // BLOCK timed out.
-    for (const auto& entry : reply.elements.front().elements.at(1).elements) {
-      *last = entry.elements.at(0).text;
-      fields f;
-      const auto& kv = entry.elements.at(1).elements;
-      for (std::size_t i = 0; i + 1 < kv.size(); i += 2) f[kv[i].text] = kv[i + 1].text;
-      if (!s.imei.empty() && text(f, "imei") != s.imei) continue;
-      const auto j = record_json(*last, f, table);
-      std::cout << (s.json ? j.dump() : record_line(j, table)) << '\n';
-      if (s.count > 0 && ++shown >= s.count) {
-        std::cout << std::flush;
-        return 0;
+    bool any = false;
+    for (std::size_t k = 0; k < streams.size(); ++k) {
+      std::vector<std::string> argv = {"XREAD", "COUNT", "512"};
+      if (!poll) argv.insert(argv.end(), {"BLOCK", "1000"});
+      argv.insert(argv.end(), {"STREAMS", streams[k], last[k]});
+      const auto reply = conn.command(argv);
+      if (reply.is_error()) {
+        // A restart or a failover: say so once per failure and try again.
+        std::cerr << "tgw telemetry tail: " << reply.text << "; retrying\n";
+        std::this_thread::sleep_for(std::chrono::seconds{1});
+        break;
+      }
+      if (reply.elements.empty()) continue;  // BLOCK timed out, or nothing new.
+      any = true;
+      for (const auto& entry : reply.elements.front().elements.at(1).elements) {
+        last[k] = entry.elements.at(0).text;
+        fields f;
+        const auto& kv = entry.elements.at(1).elements;
+        for (std::size_t i = 0; i + 1 < kv.size(); i += 2) f[kv[i].text] = kv[i + 1].text;
+        if (!s.imei.empty() && text(f, "imei") != s.imei) continue;
+        const auto j = record_json(last[k], f, table);
+        std::cout << (s.json ? j.dump() : record_line(j, table)) << '\n';
+        if (s.count > 0 && ++shown >= s.count) {
+          std::cout << std::flush;
+          return 0;
+        }
       }
     }
     std::cout << std::flush;
+    if (poll && !any) std::this_thread::sleep_for(std::chrono::milliseconds{100});
   }
   return 0;
 }
@@ -218,9 +248,10 @@ void add_telemetry_command(CLI::App& app, int& exit_code) {
   auto s = std::make_shared<tail_settings>();
   CLI::App* tail = telemetry->add_subcommand(
       "tail",
-      "Follow the telemetry stream (telemetry:records): every record stored from now on, of\n"
-      "one IMEI or all, one line each, or JSON lines with --json. Stops on Ctrl-C, or after\n"
-      "--count records. Exit code: 0 done, 1 Redis unreachable, 2 usage error.");
+      "Follow the telemetry stream (telemetry:records; on a Redis Cluster every shard's):\n"
+      "every record stored from now on, of one IMEI or all, one line each, or JSON lines\n"
+      "with --json. Stops on Ctrl-C, or after --count records. Exit code: 0 done, 1 Redis\n"
+      "unreachable, 2 usage error.");
   add_redis_options(tail, s->redis);
   tail->add_option("--imei", s->imei, "Only this device's records");
   tail->add_option("--from", s->from,

@@ -27,7 +27,9 @@ inline constexpr std::uint32_t default_shards_per_master = 4;
                                                          std::string& error);
 
 /// The key shards to read with (registry, telemetry, commands). On a cluster, nullopt
-/// with `error` when no count is stored: no gateway has written to it yet.
-[[nodiscard]] std::optional<key_shards> read_key_shards(connection& conn, std::string& error);
+/// with `error` when no count is stored: no gateway has written to it yet; then
+/// `*none_stored` (when given) is set, so that a reader can show an empty cluster.
+[[nodiscard]] std::optional<key_shards> read_key_shards(connection& conn, std::string& error,
+                                                        bool* none_stored = nullptr);
 
 }  // namespace tgw::infra::redis

@@ -1,5 +1,7 @@
 #include "infra/telemetry/retention.hpp"
 
+#include <algorithm>
+
 #include <charconv>
 #include <utility>
 
@@ -22,6 +24,31 @@ std::string next_id(const std::string& id) {
 }
 
 }  // namespace
+
+retention_view combine(const std::vector<retention_view>& shards) {
+  retention_view total;
+  for (const retention_view& v : shards) {
+    total.length += v.length;
+    total.bytes += v.bytes;
+    for (const group_progress& g : v.groups) {
+      auto it = std::find_if(total.groups.begin(), total.groups.end(),
+                             [&](const group_progress& t) { return t.name == g.name; });
+      if (it == total.groups.end()) {
+        total.groups.push_back(g);
+        continue;
+      }
+      it->lag_entries = it->lag_entries < 0 || g.lag_entries < 0 ? -1
+                                                                 : it->lag_entries + g.lag_entries;
+      it->pending += g.pending;
+      if (g.oldest_needed_stored_ms &&
+          (!it->oldest_needed_stored_ms || *g.oldest_needed_stored_ms < *it->oldest_needed_stored_ms)) {
+        it->oldest_needed_stored_ms = g.oldest_needed_stored_ms;
+        it->oldest_needed = g.oldest_needed;
+      }
+    }
+  }
+  return total;
+}
 
 bool stream_id_less(const std::string& a, const std::string& b) {
   return parse_id(a) < parse_id(b);

@@ -48,6 +48,11 @@ std::optional<retention_view> read_retention(redis::connection& conn, const std:
 std::optional<std::int64_t> trim_acknowledged(redis::connection& conn, const std::string& stream,
                                               const retention_view& view, std::string& error);
 
+/// The views of a cluster's telemetry shards as one: lengths and sizes added, each
+/// group's lag and pending added over the shards, its oldest needed entry the oldest
+/// of any shard. `trim_below` is left empty: each shard is trimmed by its own view.
+[[nodiscard]] retention_view combine(const std::vector<retention_view>& shards);
+
 /// Smaller of two stream ids ("ms-seq").
 [[nodiscard]] bool stream_id_less(const std::string& a, const std::string& b);
 
