@@ -47,8 +47,9 @@ caf::behavior retention_actor(caf::event_based_actor* self, const retention_conf
             else
               trimmed = *removed;
             if (trimmed > 0)
-              spdlog::debug("telemetry retention: {} entries of {} every group acknowledged trimmed",
-                            trimmed, stream);
+              spdlog::debug(
+                  "telemetry retention: {} entries of {} every group acknowledged trimmed", trimmed,
+                  stream);
           }
           view->length -= trimmed;
           trimmed_total += trimmed;
@@ -56,9 +57,9 @@ caf::behavior retention_actor(caf::event_based_actor* self, const retention_conf
         }
         // A pass that could not read every stream leaves the last full view standing.
         if (views.size() == config.streams.size())
-          status->update(views.size() == 1 ? std::move(views.front())
-                                           : infra::telemetry::combine(views),
-                         trimmed_total);
+          status->update(
+              views.size() == 1 ? std::move(views.front()) : infra::telemetry::combine(views),
+              trimmed_total);
         self->delayed_send(self, config.interval, retain_atom::value);
       },
   };

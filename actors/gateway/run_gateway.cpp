@@ -313,8 +313,9 @@ int run_gateway(const infra::serve_options& o) {
     where = *parsed;
   }
   if (o.telemetry_shards > 0 && !where.via_cluster()) {
-    spdlog::error("--telemetry-shards: only a Redis Cluster (redis+cluster://) splits keys in "
-                  "shards; a single node keeps one telemetry stream");
+    spdlog::error(
+        "--telemetry-shards: only a Redis Cluster (redis+cluster://) splits keys in "
+        "shards; a single node keeps one telemetry stream");
     return 2;
   }
   // On a cluster every key of a device lives in its key shard; all gateways and readers
@@ -333,7 +334,9 @@ int run_gateway(const infra::serve_options& o) {
       spdlog::info("Redis Cluster {}: keys in {} shards", where.describe(), key_shards.count());
   }
 
-  infra::telemetry::store_settings settings{instance, o.journal_maxlen, o.telemetry_maxlen,
+  infra::telemetry::store_settings settings{instance,
+                                            o.journal_maxlen,
+                                            o.telemetry_maxlen,
                                             o.ack_replicas,
                                             std::chrono::milliseconds{o.ack_replicas_timeout_ms},
                                             key_shards};

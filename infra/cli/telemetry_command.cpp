@@ -18,13 +18,12 @@
 #include "infra/json/frame_json.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/shard_agreement.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
 #include "infra/telemetry/named_io.hpp"
+#include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::infra {
 namespace {
-
 
 struct tail_settings {
   redis_choice redis;

@@ -82,8 +82,7 @@ std::optional<key_shards> agree_key_shards(connection& conn, std::uint32_t reque
   return key_shards::cluster(*stored);
 }
 
-std::optional<key_shards> read_key_shards(connection& conn, std::string& error,
-                                          bool* none_stored) {
+std::optional<key_shards> read_key_shards(connection& conn, std::string& error, bool* none_stored) {
   if (none_stored != nullptr) *none_stored = false;
   if (!conn.settings().where.via_cluster()) return key_shards{};
   const auto stored = stored_count(conn, error);

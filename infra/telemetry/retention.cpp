@@ -37,11 +37,12 @@ retention_view combine(const std::vector<retention_view>& shards) {
         total.groups.push_back(g);
         continue;
       }
-      it->lag_entries = it->lag_entries < 0 || g.lag_entries < 0 ? -1
-                                                                 : it->lag_entries + g.lag_entries;
+      it->lag_entries =
+          it->lag_entries < 0 || g.lag_entries < 0 ? -1 : it->lag_entries + g.lag_entries;
       it->pending += g.pending;
       if (g.oldest_needed_stored_ms &&
-          (!it->oldest_needed_stored_ms || *g.oldest_needed_stored_ms < *it->oldest_needed_stored_ms)) {
+          (!it->oldest_needed_stored_ms ||
+           *g.oldest_needed_stored_ms < *it->oldest_needed_stored_ms)) {
         it->oldest_needed_stored_ms = g.oldest_needed_stored_ms;
         it->oldest_needed = g.oldest_needed;
       }

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "infra/redis/connection.hpp"
 #include "infra/redis/key_shards.hpp"
@@ -19,12 +20,14 @@ class redis_backend {
   /// Shards the cluster variant splits keys into: 4 per master.
   static constexpr std::uint32_t cluster_shards = 12;
 
-  redis_backend() {
+  /// `durable`: the single node fsyncs every write (see redis_server).
+  explicit redis_backend(bool durable = false) {
 #ifdef TGW_TEST_ON_CLUSTER
+    (void)durable;
     shared_cluster().flush();
     shards_ = infra::redis::key_shards::cluster(cluster_shards);
 #else
-    server_ = std::make_unique<redis_server>();
+    server_ = std::make_unique<redis_server>(durable);
 #endif
   }
 
@@ -38,13 +41,29 @@ class redis_backend {
   [[nodiscard]] infra::redis::endpoint endpoint() const {
     return server_ ? server_->endpoint() : shared_cluster().endpoint();
   }
+  /// The --redis URL of a tgw process.
+  [[nodiscard]] std::string url() const {
+    return server_ ? "redis://127.0.0.1:" + std::to_string(server_->port())
+                   : shared_cluster().url();
+  }
   [[nodiscard]] infra::redis::connection connect() const {
     return infra::redis::connection({endpoint(), std::chrono::milliseconds{1000},
                                      std::chrono::milliseconds{5000}, "test-check"});
   }
-  /// How the stores under test split their keys.
+  /// How the stores under test split their keys. A gateway started on the cluster with
+  /// no --telemetry-shards stores the same count (4 per master).
   [[nodiscard]] const infra::redis::key_shards& shards() const noexcept {
     return shards_;
+  }
+  /// The prefix of the shard `imei`'s keys are in ("" on a single node).
+  [[nodiscard]] const std::string& prefix(const std::string& imei) const {
+    return shards_.prefix_of(imei);
+  }
+  /// `name` in every shard: {"name"} on a single node, {"{0.n}name", ...} on a cluster.
+  [[nodiscard]] std::vector<std::string> in_every_shard(const std::string& name) const {
+    std::vector<std::string> keys;
+    for (std::uint32_t s = 0; s < shards_.count(); ++s) keys.push_back(shards_.prefix(s) + name);
+    return keys;
   }
   /// The single-node server (nullptr on a cluster): for outage tests.
   [[nodiscard]] redis_server* server() const noexcept {
