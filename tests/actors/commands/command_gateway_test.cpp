@@ -1,4 +1,5 @@
-// Outbound commands end to end: a real `tgw serve` on a real redis-server, devices as
+// Outbound commands end to end: a real `tgw serve` on a real redis-server (or a 3+3
+// Redis Cluster in actors_cluster_test, see redis_backend), devices as
 // raw sockets that read the command frame and answer it (or not), and the publisher
 // side through infra::commands or the `tgw command` binary. Waits poll up to a
 // deadline; nothing asserts on how long anything took.
@@ -9,13 +10,14 @@
 #include <future>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "codecs/avl_encode.hpp"
 #include "codecs/command.hpp"
 #include "codecs/imei.hpp"
 #include "infra/commands/command_keys.hpp"
 #include "infra/commands/command_publisher.hpp"
-#include "tests/support/redis_server.hpp"
+#include "tests/support/redis_backend.hpp"
 #include "tests/support/run_tgw.hpp"
 #include "tests/support/test_device.hpp"
 
@@ -76,7 +78,7 @@ struct tracker {
 
 class Commands : public ::testing::Test {
  protected:
-  explicit Commands(bool durable = false) : server(durable) {}
+  explicit Commands(bool durable = false) : backend(durable) {}
 
   void start(const std::string& instance = "gwA", std::vector<std::string> extra = {}) {
     port = free_port();
@@ -104,21 +106,37 @@ class Commands : public ::testing::Test {
     gateway.emplace(argv, ::testing::TempDir() + "/commands-gateway.log");
     ASSERT_TRUE(eventually([&] { return device(port).connected(); })) << "gateway did not start";
   }
-  std::string redis_url() const { return "redis://127.0.0.1:" + std::to_string(server.port()); }
+  std::string redis_url() const { return backend.url(); }
 
-  /// Every response published for `command_id`.
+  /// Every response published for `command_id` (in any shard).
   std::vector<command_response> responses(const std::string& command_id) {
     std::vector<command_response> out;
-    const auto all = redis.command({"XRANGE", infra::commands::keys::responses, "-", "+"});
-    for (const auto& entry : all.elements) {
-      std::map<std::string, std::string> f;
-      const auto& kv = entry.elements.at(1).elements;
-      for (std::size_t i = 0; i + 1 < kv.size(); i += 2) f[kv[i].text] = kv[i + 1].text;
-      if (f["command_id"] != command_id) continue;
-      out.push_back({entry.elements.at(0).text, f["command_id"], f["status"], f["response"],
-                     f["failure_reason"], 0, f["imei"]});
+    for (const auto& stream : backend.in_every_shard(infra::commands::keys::responses)) {
+      const auto all = redis.command({"XRANGE", stream, "-", "+"});
+      for (const auto& entry : all.elements) {
+        std::map<std::string, std::string> f;
+        const auto& kv = entry.elements.at(1).elements;
+        for (std::size_t i = 0; i + 1 < kv.size(); i += 2) f[kv[i].text] = kv[i + 1].text;
+        if (f["command_id"] != command_id) continue;
+        out.push_back({entry.elements.at(0).text, f["command_id"], f["status"], f["response"],
+                       f["failure_reason"], 0, f["imei"]});
+      }
     }
     return out;
+  }
+  /// The instance's outbound stream in the shard of `imei`.
+  std::string outbound(const std::string& instance, const std::string& imei) const {
+    return infra::commands::keys::outbound(instance, backend.prefix(imei));
+  }
+  std::string owner_of(const std::string& imei) {
+    return redis.command({"HGET", backend.prefix(imei) + "connections:registry", imei}).text;
+  }
+  /// How many of the instance's keys named `name` + instance exist, over every shard.
+  std::int64_t existing(const std::string& name, const std::string& instance) {
+    std::int64_t n = 0;
+    for (const auto& key : backend.in_every_shard(name + instance))
+      n += redis.command({"EXISTS", key}).integer;
+    return n;
   }
   /// Waits for the first response to `command_id`; then checks no second one follows.
   std::optional<command_response> single_response(const std::string& command_id) {
@@ -130,12 +148,18 @@ class Commands : public ::testing::Test {
   }
   /// XADD straight into an instance's stream, as a publisher would.
   void add_entry(const std::string& instance, std::vector<std::string> fields) {
-    std::vector<std::string> argv = {"XADD", infra::commands::keys::outbound(instance), "*"};
+    std::string target;
+    for (std::size_t i = 0; i + 1 < fields.size(); i += 2)
+      if (fields[i] == "target_imei") target = fields[i + 1];
+    std::vector<std::string> argv = {"XADD", outbound(instance, target), "*"};
     argv.insert(argv.end(), fields.begin(), fields.end());
     ASSERT_FALSE(redis.command(argv).is_error());
   }
   std::int64_t stream_length(const std::string& instance) {
-    return redis.command({"XLEN", infra::commands::keys::outbound(instance)}).integer;
+    std::int64_t n = 0;
+    for (const auto& key : backend.in_every_shard("commands:outbound:" + instance))
+      n += redis.command({"XLEN", key}).integer;
+    return n;
   }
   infra::commands::publish_result publish(const std::string& imei, const std::string& text,
                                           int codec = 12, bool queue_if_offline = false) {
@@ -145,9 +169,12 @@ class Commands : public ::testing::Test {
     return r.value_or(infra::commands::publish_result{});
   }
 
-  redis_server server;
-  infra::redis::connection redis = server.connect();
-  infra::commands::command_publisher publisher{{server.endpoint(), 1000ms, 3000ms, "publisher"}};
+  redis_server& server() { return *backend.server(); }
+
+  redis_backend backend;
+  infra::redis::connection redis = backend.connect();
+  infra::commands::command_publisher publisher{
+      {backend.endpoint(), 1000ms, 3000ms, "publisher"}, 1000ms, backend.shards()};
   std::uint16_t port = 0;
   std::optional<child_process> gateway;
 };
@@ -157,9 +184,7 @@ TEST_F(Commands, AnEntryIsWrittenToTheRightSessionAndItsAnswerPublishedThenAcked
   tracker a(port, imei_a);
   tracker b(port, imei_b);
   ASSERT_TRUE(a.accepted && b.accepted);
-  ASSERT_TRUE(eventually([&] {
-    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
-  }));
+  ASSERT_TRUE(eventually([&] { return owner_of(imei_a) == "gwA"; }));
   const auto sent = publish(imei_a, "getinfo");
   ASSERT_EQ(sent.status, "sent");
   EXPECT_EQ(a.receive_command(), "getinfo");
@@ -171,15 +196,13 @@ TEST_F(Commands, AnEntryIsWrittenToTheRightSessionAndItsAnswerPublishedThenAcked
   EXPECT_EQ(r->response, "RTC:2026/11/22");
   // Acknowledged and removed in the same step as the publish.
   EXPECT_EQ(stream_length("gwA"), 0);
-  EXPECT_EQ(redis.command({"XPENDING", infra::commands::keys::outbound("gwA"), "ingest"})
-                .elements.at(0)
-                .integer,
+  EXPECT_EQ(redis.command({"XPENDING", outbound("gwA", imei_a), "ingest"}).elements.at(0).integer,
             0);
   EXPECT_FALSE(b.socket.receive(1).has_value()) << "the other device got a command";
   // Both lifecycle events are journaled, the dispatch before the resolution.
   std::vector<std::string> types;
   for (const auto& e :
-       redis.command({"XRANGE", std::string("journal:") + imei_a, "-", "+"}).elements)
+       redis.command({"XRANGE", backend.prefix(imei_a) + "journal:" + imei_a, "-", "+"}).elements)
     types.push_back(e.elements.at(1).elements.at(1).text);
   EXPECT_EQ(types,
             (std::vector<std::string>{"identified", "command_dispatched", "command_resolved"}));
@@ -188,9 +211,7 @@ TEST_F(Commands, AnEntryIsWrittenToTheRightSessionAndItsAnswerPublishedThenAcked
 TEST_F(Commands, Codec14GoesOutWithTheDeviceImei) {
   start();
   tracker a(port, imei_a);
-  ASSERT_TRUE(eventually([&] {
-    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
-  }));
+  ASSERT_TRUE(eventually([&] { return owner_of(imei_a) == "gwA"; }));
   const auto sent = publish(imei_a, "getver", 14);
   EXPECT_EQ(a.receive_command(), "getver");
   EXPECT_EQ(a.last_codec, 0x0E);
@@ -230,9 +251,7 @@ TEST_F(Commands, AMalformedEntryFailsWithTheReasonNamingTheProblem) {
 TEST_F(Commands, ASilentDeviceTimesOut) {
   start();
   tracker a(port, imei_a);
-  ASSERT_TRUE(eventually([&] {
-    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
-  }));
+  ASSERT_TRUE(eventually([&] { return owner_of(imei_a) == "gwA"; }));
   const auto sent = publish(imei_a, "getinfo");
   EXPECT_EQ(a.receive_command(), "getinfo");
   const auto r = single_response(sent.command_id);
@@ -242,7 +261,7 @@ TEST_F(Commands, ASilentDeviceTimesOut) {
 
 TEST_F(Commands, PendingEntriesAreReReadAfterARestart) {
   // A previous incarnation of gwA read this entry and died before answering it.
-  const std::string stream = infra::commands::keys::outbound("gwA");
+  const std::string stream = outbound("gwA", imei_b);
   ASSERT_FALSE(redis.command({"XGROUP", "CREATE", stream, "ingest", "0", "MKSTREAM"}).is_error());
   add_entry("gwA", {"command_id", "c-pending", "target_imei", imei_b, "codec", "12", "payload",
                     "getinfo", "expires_at", "0"});
@@ -258,13 +277,13 @@ TEST_F(Commands, PendingEntriesAreReReadAfterARestart) {
 TEST_F(Commands, ADeadInstancesCommandsEachGetExactlyOneTerminalResponse) {
   start();
   tracker a(port, imei_a);
-  ASSERT_TRUE(eventually([&] {
-    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
-  }));
+  ASSERT_TRUE(eventually([&] { return owner_of(imei_a) == "gwA"; }));
   // gwDead has no heartbeat; its stream holds a read-but-unanswered entry for a device
   // now on gwA, an unread one for a device connected nowhere, and an expired one.
-  const std::string dead = infra::commands::keys::outbound("gwDead");
-  ASSERT_FALSE(redis.command({"XGROUP", "CREATE", dead, "ingest", "0", "MKSTREAM"}).is_error());
+  const std::string dead = outbound("gwDead", imei_a);
+  // One stream on a single node; on a cluster the devices may be in two shards.
+  for (const std::string& stream : std::set<std::string>{dead, outbound("gwDead", imei_b)})
+    ASSERT_FALSE(redis.command({"XGROUP", "CREATE", stream, "ingest", "0", "MKSTREAM"}).is_error());
   add_entry("gwDead", {"command_id", "d-moved", "target_imei", imei_a, "codec", "12", "payload",
                        "getinfo", "expires_at", "0"});
   ASSERT_EQ(redis.command({"XREADGROUP", "GROUP", "ingest", "gwDead", "STREAMS", dead, ">"})
@@ -274,7 +293,9 @@ TEST_F(Commands, ADeadInstancesCommandsEachGetExactlyOneTerminalResponse) {
                        "getinfo", "expires_at", "0"});
   add_entry("gwDead", {"command_id", "d-old", "target_imei", imei_b, "codec", "12", "payload",
                        "getinfo", "expires_at", "1000"});
-  ASSERT_FALSE(redis.command({"SADD", "commands:instances", "gwDead"}).is_error());
+  for (const std::string imei : {imei_a, imei_b})
+    ASSERT_FALSE(
+        redis.command({"SADD", backend.prefix(imei) + "commands:instances", "gwDead"}).is_error());
 
   EXPECT_EQ(a.receive_command(), "getinfo");  // re-routed to the device's live owner
   a.answer("moved ok");
@@ -287,7 +308,7 @@ TEST_F(Commands, ADeadInstancesCommandsEachGetExactlyOneTerminalResponse) {
   const auto old = single_response("d-old");
   ASSERT_TRUE(old);
   EXPECT_EQ(old->failure_reason, "expired_before_delivery");
-  EXPECT_EQ(redis.command({"EXISTS", dead}).integer, 0);
+  EXPECT_TRUE(eventually([&] { return existing("commands:outbound:", "gwDead") == 0; }));
 }
 
 TEST_F(Commands, AnOfflineQueueIsDeliveredInOrderWhenTheDeviceConnects) {
@@ -310,9 +331,7 @@ TEST_F(Commands, AnOfflineQueueIsDeliveredInOrderWhenTheDeviceConnects) {
 TEST_F(Commands, TgwCommandSendPrintsTheAnswerAndExitsZero) {
   start();
   tracker a(port, imei_a);
-  ASSERT_TRUE(eventually([&] {
-    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
-  }));
+  ASSERT_TRUE(eventually([&] { return owner_of(imei_a) == "gwA"; }));
   auto sent = std::async(std::launch::async, [&] {
     return run_tgw("command send --redis " + redis_url() + " --imei " + imei_a +
                    " --text getgps --timeout 5s");
@@ -327,9 +346,7 @@ TEST_F(Commands, TgwCommandSendPrintsTheAnswerAndExitsZero) {
 TEST_F(Commands, SigtermFailsTheCommandInFlightWithSocketClosedAndExitsZero) {
   start();
   tracker a(port, imei_a);
-  ASSERT_TRUE(eventually([&] {
-    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
-  }));
+  ASSERT_TRUE(eventually([&] { return owner_of(imei_a) == "gwA"; }));
   const auto sent = publish(imei_a, "getinfo");
   EXPECT_EQ(a.receive_command(), "getinfo");
   gateway->signal(SIGTERM);
@@ -338,8 +355,8 @@ TEST_F(Commands, SigtermFailsTheCommandInFlightWithSocketClosedAndExitsZero) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->failure_reason, "socket_closed");
   // The instance left the command path: no heartbeat, no stream.
-  EXPECT_EQ(redis.command({"EXISTS", "instance:heartbeat:gwA"}).integer, 0);
-  EXPECT_EQ(redis.command({"EXISTS", infra::commands::keys::outbound("gwA")}).integer, 0);
+  EXPECT_EQ(existing("instance:heartbeat:", "gwA"), 0);
+  EXPECT_EQ(existing("commands:outbound:", "gwA"), 0);
 }
 
 // Redis keeps what it acknowledged across the restart (AOF, fsync always).
@@ -349,17 +366,16 @@ class CommandsAcrossARedisRestart : public Commands {
 };
 
 TEST_F(CommandsAcrossARedisRestart, AnAnswerGivenWhileRedisIsDownIsPublishedOnceItReturns) {
+  if (backend.on_cluster()) GTEST_SKIP() << "a node outage on a cluster is a failover test";
   start();
   tracker a(port, imei_a);
-  ASSERT_TRUE(eventually([&] {
-    return redis.command({"HGET", "connections:registry", imei_a}).text == "gwA";
-  }));
+  ASSERT_TRUE(eventually([&] { return owner_of(imei_a) == "gwA"; }));
   const auto sent = publish(imei_a, "getinfo");
   EXPECT_EQ(a.receive_command(), "getinfo");
-  server.stop();
+  server().stop();
   a.answer("answered during the outage");
   std::this_thread::sleep_for(500ms);
-  server.start();
+  server().start();
   const auto r = single_response(sent.command_id);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, "responded");
