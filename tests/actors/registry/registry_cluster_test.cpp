@@ -9,7 +9,7 @@
 #include <cstdio>
 
 #include "infra/registry/registry_store.hpp"
-#include "tests/support/redis_server.hpp"
+#include "tests/support/redis_backend.hpp"
 #include "tests/support/test_device.hpp"
 
 namespace tgw::test {
@@ -55,7 +55,7 @@ class RegistryCluster : public ::testing::Test {
                                      "--port",
                                      std::to_string(in.port),
                                      "--redis",
-                                     "redis://127.0.0.1:" + std::to_string(server.port()),
+                                     backend.url(),
                                      "--metrics-addr",
                                      "127.0.0.1:" + std::to_string(in.metrics_port),
                                      "--instance-id",
@@ -72,16 +72,32 @@ class RegistryCluster : public ::testing::Test {
     return in;
   }
   std::string owner(const std::string& imei) {
-    const auto v = redis.command({"HGET", keys::registry, imei});
+    const auto v = redis.command({"HGET", keys::registry_in(backend.prefix(imei)), imei});
     return v.is_nil() ? "(nil)" : v.text;
+  }
+  bool indexed(const std::string& id, const std::string& imei) {
+    return redis.command({"SISMEMBER", keys::devices(id, backend.prefix(imei)), imei}).integer == 1;
+  }
+  /// Entries in the registry (over every shard on a cluster).
+  std::int64_t registry_size() {
+    std::int64_t n = 0;
+    for (const auto& key : backend.in_every_shard(keys::registry))
+      n += redis.command({"HLEN", key}).integer;
+    return n;
+  }
+  /// The instance's heartbeat key in the first shard (it writes one in every shard).
+  std::string heartbeat(const std::string& id) {
+    return keys::heartbeat(id, backend.shards().prefix(0));
   }
   static void identify(const device& d, const std::string& imei) {
     d.send(handshake(imei));
     ASSERT_EQ(d.receive(1), bytes{0x01});
   }
 
-  redis_server server;
-  infra::redis::connection redis = server.connect();
+  redis_server& server() { return *backend.server(); }
+
+  redis_backend backend;
+  infra::redis::connection redis = backend.connect();
 };
 
 TEST_F(RegistryCluster, RegistersAfterTheHandshakeAndUnregistersOnClose) {
@@ -90,7 +106,7 @@ TEST_F(RegistryCluster, RegistersAfterTheHandshakeAndUnregistersOnClose) {
     device d(a.port);
     identify(d, "356307042441013");
     EXPECT_TRUE(eventually([&] { return owner("356307042441013") == "A"; }));
-    EXPECT_EQ(redis.command({"SISMEMBER", keys::devices("A"), "356307042441013"}).integer, 1);
+    EXPECT_TRUE(indexed("A", "356307042441013"));
   }
   EXPECT_TRUE(eventually([&] { return owner("356307042441013") == "(nil)"; }));
 }
@@ -107,7 +123,7 @@ TEST_F(RegistryCluster, TheLastInstanceToRegisterKeepsTheEntry) {
   on_a.reset();  // A's stale connection closes: its unregister must leave B's entry
   std::this_thread::sleep_for(300ms);
   EXPECT_EQ(owner("356307042441013"), "B");
-  EXPECT_EQ(redis.command({"SISMEMBER", keys::devices("A"), "356307042441013"}).integer, 0);
+  EXPECT_FALSE(indexed("A", "356307042441013"));
 }
 
 // Registrations are ordered within an instance, not across instances. A session whose
@@ -120,28 +136,25 @@ TEST_F(RegistryCluster, AnEntryALateRegistrationElsewhereTookAndDeletedIsPutBack
   device on_b(b.port);
   identify(on_b, "356307042441013");
   ASSERT_TRUE(eventually([&] { return owner("356307042441013") == "B"; }));
-  infra::registry::registry_store stale({server.endpoint(), 1000ms, 5000ms, "stale"}, "S");
+  infra::registry::registry_store stale({backend.endpoint(), 1000ms, 5000ms, "stale"}, "S",
+                                        backend.shards());
   std::string error;
   ASSERT_TRUE(stale.register_device("356307042441013", error)) << error;
   ASSERT_TRUE(stale.unregister_device("356307042441013", error)) << error;
   ASSERT_EQ(owner("356307042441013"), "(nil)");
   EXPECT_TRUE(eventually([&] { return owner("356307042441013") == "B"; }))
       << "B still holds the device; its entry must come back within a heartbeat";
-  EXPECT_EQ(redis.command({"SISMEMBER", keys::devices("B"), "356307042441013"}).integer, 1);
+  EXPECT_TRUE(indexed("B", "356307042441013"));
 }
 
 TEST_F(RegistryCluster, TheHeartbeatCarriesItsTtlAndIsRefreshed) {
   auto a = start("A");
-  ASSERT_TRUE(eventually([&] {
-    return redis.command({"EXISTS", keys::heartbeat("A")}).integer == 1;
-  }));
-  const auto ttl = redis.command({"PTTL", keys::heartbeat("A")}).integer;
+  ASSERT_TRUE(eventually([&] { return redis.command({"EXISTS", heartbeat("A")}).integer == 1; }));
+  const auto ttl = redis.command({"PTTL", heartbeat("A")}).integer;
   EXPECT_GT(ttl, 0);
   EXPECT_LE(ttl, 2000);
-  const std::string first = redis.command({"GET", keys::heartbeat("A")}).text;
-  EXPECT_TRUE(eventually([&] {
-    return redis.command({"GET", keys::heartbeat("A")}).text != first;
-  }));
+  const std::string first = redis.command({"GET", heartbeat("A")}).text;
+  EXPECT_TRUE(eventually([&] { return redis.command({"GET", heartbeat("A")}).text != first; }));
 }
 
 TEST_F(RegistryCluster, SigtermUnregistersEveryHeldDevice) {
@@ -151,10 +164,10 @@ TEST_F(RegistryCluster, SigtermUnregistersEveryHeldDevice) {
     devices.push_back(std::make_unique<device>(a.port));
     identify(*devices.back(), std::to_string(356307042441000 + i));
   }
-  ASSERT_TRUE(eventually([&] { return redis.command({"HLEN", keys::registry}).integer == 5; }));
+  ASSERT_TRUE(eventually([&] { return registry_size() == 5; }));
   a.process->signal(SIGTERM);
   EXPECT_EQ(a.process->wait(), 0);
-  EXPECT_EQ(redis.command({"HLEN", keys::registry}).integer, 0);
+  EXPECT_EQ(registry_size(), 0);
 }
 
 TEST_F(RegistryCluster, AKilledInstanceIsCleanedUpButAMovedDeviceKeepsItsEntry) {
@@ -165,19 +178,16 @@ TEST_F(RegistryCluster, AKilledInstanceIsCleanedUpButAMovedDeviceKeepsItsEntry) 
     on_a.push_back(std::make_unique<device>(a.port));
     identify(*on_a.back(), std::to_string(356307042441000 + i));
   }
-  ASSERT_TRUE(eventually([&] { return redis.command({"HLEN", keys::registry}).integer == 4; }));
+  ASSERT_TRUE(eventually([&] { return registry_size() == 4; }));
   a.process->signal(SIGKILL);
   a.process->wait();
   device moved(b.port);  // one device reconnects to B before the janitor runs
   identify(moved, "356307042441002");
   ASSERT_TRUE(eventually([&] { return owner("356307042441002") == "B"; }));
-  EXPECT_TRUE(eventually(
-      [&] {
-        return redis.command({"HLEN", keys::registry}).integer == 1;
-      },
-      10s));
+  EXPECT_TRUE(eventually([&] { return registry_size() == 1; }, 10s));
   EXPECT_EQ(owner("356307042441002"), "B");
-  EXPECT_EQ(redis.command({"SISMEMBER", keys::known_instances, "A"}).integer, 0);
+  for (const auto& key : backend.in_every_shard(keys::known_instances))
+    EXPECT_EQ(redis.command({"SISMEMBER", key, "A"}).integer, 0) << key;
   const std::string metrics = http_get(b.metrics_port, "/metrics");
   EXPECT_NE(metrics.find(R"(teltonika_registry_janitor_evicted_total{instance_id="B"} 3)"),
             std::string::npos)
@@ -185,12 +195,13 @@ TEST_F(RegistryCluster, AKilledInstanceIsCleanedUpButAMovedDeviceKeepsItsEntry) 
 }
 
 TEST_F(RegistryCluster, RedisDownAtRegistrationAcceptsTheDeviceAndRepairsLater) {
+  if (backend.on_cluster()) GTEST_SKIP() << "a node outage on a cluster is a failover test";
   auto a = start("A");
-  server.stop();
+  server().stop();
   device d(a.port);
   identify(d, "356307042441013");  // accepted although Redis is gone
-  server.start();                  // an empty Redis: nothing survived
-  infra::redis::connection after = server.connect();
+  server().start();                // an empty Redis: nothing survived
+  infra::redis::connection after = server().connect();
   EXPECT_TRUE(eventually([&] {
     const auto v = after.command({"HGET", keys::registry, "356307042441013"});
     return !v.is_nil() && v.text == "A";
@@ -212,11 +223,18 @@ std::string run_tgw(const std::string& args) {
 }
 
 TEST_F(RegistryCluster, TgwRegistryShowsOwnersCountsAndRunsOneJanitorPass) {
-  const std::string url = "--redis redis://127.0.0.1:" + std::to_string(server.port());
-  redis.command({"HSET", keys::registry, "111111111111111", "dead", "222222222222222", "live"});
-  redis.command({"SADD", keys::devices("dead"), "111111111111111"});
-  redis.command({"SADD", keys::known_instances, "dead", "live"});
-  redis.command({"SET", keys::heartbeat("live"), "1"});
+  // A gateway that ran on the cluster stored its shard count; nothing else was written.
+  if (backend.on_cluster())
+    redis.command({"SET", "tgw:telemetry-shards", std::to_string(backend.shards().count())});
+  const std::string url = "--redis " + backend.url();
+  const std::string dead_imei = "111111111111111", live_imei = "222222222222222";
+  const std::string& dead_at = backend.prefix(dead_imei);
+  redis.command({"HSET", keys::registry_in(dead_at), dead_imei, "dead"});
+  redis.command({"HSET", keys::registry_in(backend.prefix(live_imei)), live_imei, "live"});
+  redis.command({"SADD", keys::devices("dead", dead_at), dead_imei});
+  redis.command({"SADD", keys::known_instances_in(dead_at), "dead", "live"});
+  for (const auto& key : backend.in_every_shard(keys::heartbeat("live")))
+    redis.command({"SET", key, "1"});
   EXPECT_EQ(run_tgw("registry --json --imei 222222222222222 " + url),
             R"({"imei":"222222222222222","owner":"live","owner_alive":true})"
             "\n");
