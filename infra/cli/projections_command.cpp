@@ -8,6 +8,7 @@
 
 #include "infra/cli/redis_choice.hpp"
 #include "infra/log/log.hpp"
+#include "infra/redis/shard_agreement.hpp"
 #include "infra/telemetry/projection_rebuilder.hpp"
 
 namespace tgw::infra {
@@ -69,8 +70,17 @@ int run_rebuild(const projections_settings& s) {
     std::cerr << "tgw projections rebuild: " << error << '\n';
     return usage ? 2 : 1;
   }
-  telemetry::projection_rebuilder rebuilder({*where, std::chrono::milliseconds{2000},
-                                             std::chrono::milliseconds{30000}, "tgw-projections"});
+  const redis::connection::options options{*where, std::chrono::milliseconds{2000},
+                                           std::chrono::milliseconds{30000}, "tgw-projections"};
+  // On a cluster, the key shards the gateways agreed on. None stored: nothing to rebuild.
+  redis::connection probe(options);
+  bool none_stored = false;
+  auto shards = redis::read_key_shards(probe, error, &none_stored);
+  if (!shards && !none_stored) {
+    std::cerr << "tgw projections rebuild: " << error << '\n';
+    return 1;
+  }
+  telemetry::projection_rebuilder rebuilder(options, shards ? *shards : redis::key_shards{});
   telemetry::rebuild_settings settings;
   settings.imei = s.imei;
   settings.dry_run = s.dry_run;

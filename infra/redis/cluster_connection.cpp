@@ -45,6 +45,16 @@ std::vector<host_port> cluster_connection::masters() const {
   return table_ ? table_->masters : std::vector<host_port>{};
 }
 
+value cluster_connection::command_on_master(std::size_t index,
+                                            std::span<const std::string_view> argv) {
+  std::string error;
+  if (!ensure_connected(error)) return value::make_error("IO " + error);
+  if (index >= table_->masters.size())
+    return value::make_error("ERR no master " + std::to_string(index) + " in the cluster's map");
+  bool sent = false;
+  return send_to(index, argv, sent);
+}
+
 bool cluster_connection::ensure_connected(std::string& error) {
   return table_.has_value() || refresh(error);
 }

@@ -47,6 +47,9 @@ class cluster_connection {
   [[nodiscard]] std::string server() const;
   /// The masters of the current map (empty before the first load).
   [[nodiscard]] std::vector<host_port> masters() const;
+  /// Runs `argv` on master `index` of the current map, for commands whose state is a
+  /// node's own (a SCAN cursor). An error when there is no such master.
+  value command_on_master(std::size_t index, std::span<const std::string_view> argv);
 
  private:
   bool refresh(std::string& error);

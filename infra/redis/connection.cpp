@@ -239,6 +239,18 @@ value connection::run(int argc, const char** argv, const std::size_t* lengths) {
   return v;
 }
 
+std::size_t connection::master_count() {
+  if (!cluster_) return 1;
+  std::string ignored;
+  if (!cluster_->ensure_connected(ignored)) return 0;
+  return cluster_->masters().size();
+}
+
+value connection::command_on_master(std::size_t index, std::span<const std::string_view> argv) {
+  if (cluster_) return cluster_->command_on_master(index, argv);
+  return command(argv);
+}
+
 value connection::command(std::span<const std::string_view> argv) {
   if (cluster_) return cluster_->command(argv);
   std::vector<const char*> ptrs;

@@ -71,6 +71,15 @@ class connection {
   /// The same for `count` commands already in the wire protocol (see resp_writer).
   std::vector<value> pipeline_encoded(std::string_view commands, std::size_t count);
 
+  /// Masters to visit for a command whose state is a node's own (SCAN): 1, or on a
+  /// cluster its masters (loading the map first; 0 when it cannot be loaded).
+  std::size_t master_count();
+  /// Runs `argv` on master `index` (0 on a single node: the server itself).
+  value command_on_master(std::size_t index, std::span<const std::string_view> argv);
+  value command_on_master(std::size_t index, std::initializer_list<std::string_view> argv) {
+    return command_on_master(index, std::span<const std::string_view>(argv.begin(), argv.size()));
+  }
+
   [[nodiscard]] const options& settings() const noexcept { return opts_; }
   /// The server this connection talks to, or last talked to: the endpoint itself, or
   /// in sentinel mode the master the sentinels named.

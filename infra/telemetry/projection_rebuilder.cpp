@@ -25,26 +25,39 @@ field_list pairs_of(const redis::value& flat) {
 
 }  // namespace
 
-projection_rebuilder::projection_rebuilder(redis::connection::options where)
-    : conn_(std::move(where)) {}
+projection_rebuilder::projection_rebuilder(redis::connection::options where,
+                                           redis::key_shards shards)
+    : conn_(std::move(where)), shards_(std::move(shards)) {}
 
 std::optional<std::vector<std::string>> projection_rebuilder::journaled_devices(
     std::size_t count, std::string& error) {
   std::vector<std::string> imeis;
-  const std::string prefix = keys::journal("");
-  std::string cursor = "0";
-  do {
-    const redis::value page = conn_.command(
-        {"SCAN", cursor, "MATCH", prefix + "*", "COUNT", std::to_string(count), "TYPE", "stream"});
-    if (failed(page, error)) return std::nullopt;
-    if (!page.is_array() || page.elements.size() != 2) {
-      error = "unexpected SCAN reply";
-      return std::nullopt;
-    }
-    cursor = page.elements[0].text;
-    for (const redis::value& key : page.elements[1].elements)
-      imeis.push_back(key.text.substr(prefix.size()));
-  } while (cursor != "0");
+  // On a cluster a journal key starts with its shard's tag: "{3.41}journal:<imei>".
+  const std::string name = keys::journal("");
+  const std::string pattern = shards_.tagged() ? "{*}" + name + "*" : name + "*";
+  const std::size_t masters = conn_.master_count();
+  if (masters == 0) {
+    error = "the cluster's slot map cannot be loaded";
+    return std::nullopt;
+  }
+  // A SCAN cursor belongs to one node: each master is walked to its end.
+  for (std::size_t m = 0; m < masters; ++m) {
+    std::string cursor = "0";
+    do {
+      const redis::value page = conn_.command_on_master(
+          m, {"SCAN", cursor, "MATCH", pattern, "COUNT", std::to_string(count), "TYPE", "stream"});
+      if (failed(page, error)) return std::nullopt;
+      if (!page.is_array() || page.elements.size() != 2) {
+        error = "unexpected SCAN reply";
+        return std::nullopt;
+      }
+      cursor = page.elements[0].text;
+      for (const redis::value& key : page.elements[1].elements) {
+        const std::size_t at = key.text.find(name);
+        if (at != std::string::npos) imeis.push_back(key.text.substr(at + name.size()));
+      }
+    } while (cursor != "0");
+  }
   // SCAN may return a key more than once.
   std::sort(imeis.begin(), imeis.end());
   imeis.erase(std::unique(imeis.begin(), imeis.end()), imeis.end());
@@ -70,8 +83,9 @@ bool projection_rebuilder::fold_page(const redis::value& entries, std::size_t pa
 
 bool projection_rebuilder::rebuild_device(const std::string& imei, const rebuild_settings& s,
                                           rebuild_report& report, std::string& error) {
-  const std::string journal = keys::journal(imei);
-  const std::string device = keys::device(imei);
+  const std::string& prefix = shards_.prefix_of(imei);
+  const std::string journal = keys::journal(imei, prefix);
+  const std::string device = keys::device(imei, prefix);
   device_projection folded;
   std::string last_id;
   std::uint64_t events = 0;
@@ -145,7 +159,8 @@ std::optional<rebuild_report> projection_rebuilder::run(const rebuild_settings& 
   if (!conn_.ensure_connected(error)) return std::nullopt;
   std::vector<std::string> imeis;
   if (!s.imei.empty()) {
-    const redis::value exists = conn_.command({"EXISTS", keys::journal(s.imei)});
+    const redis::value exists =
+        conn_.command({"EXISTS", keys::journal(s.imei, shards_.prefix_of(s.imei))});
     if (failed(exists, error)) return std::nullopt;
     if (exists.integer == 1) imeis.push_back(s.imei);
   } else {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "infra/redis/connection.hpp"
+#include "infra/redis/key_shards.hpp"
 #include "infra/telemetry/projection.hpp"
 
 namespace tgw::infra::telemetry {
@@ -46,9 +47,13 @@ struct rebuild_report {
 /// the same atomic step, so an EXEC that succeeds proves no live update happened since
 /// the fold read the journal; after a failed EXEC the events appended meanwhile are
 /// folded and the write is tried again.
+///
+/// On a Redis Cluster a device's journal and projection are in its key shard (one
+/// slot, so the WATCH and the transaction run on its master), and the devices are found
+/// by a SCAN of every master.
 class projection_rebuilder {
  public:
-  explicit projection_rebuilder(redis::connection::options where);
+  explicit projection_rebuilder(redis::connection::options where, redis::key_shards shards = {});
 
   /// nullopt with `error` when Redis fails or a device kept changing.
   std::optional<rebuild_report> run(const rebuild_settings& s, std::string& error);
@@ -65,6 +70,7 @@ class projection_rebuilder {
   std::optional<std::vector<std::string>> journaled_devices(std::size_t count, std::string& error);
 
   redis::connection conn_;
+  redis::key_shards shards_;
 };
 
 }  // namespace tgw::infra::telemetry
