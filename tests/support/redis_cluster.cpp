@@ -54,8 +54,32 @@ redis_cluster::redis_cluster(std::size_t masters) : masters_(masters) {
   char tmpl[] = "/tmp/tgw-cluster-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
+  // A port found free can be taken by another process before the node binds it (test
+  // binaries start clusters side by side): start again on fresh ports.
+  std::string why;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (start(why)) return;
+    stop_all();
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+  throw std::runtime_error(why);
+}
+
+void redis_cluster::stop_all() noexcept {
+  for (const int pid : pids_) {
+    if (pid <= 0) continue;
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+  pids_.clear();
+  ports_.clear();
+}
+
+bool redis_cluster::start(std::string& why) {
   std::vector<std::string> create = {"redis-cli", "--cluster", "create"};
-  for (std::size_t i = 0; i < masters * 2; ++i) {
+  for (std::size_t i = 0; i < masters_ * 2; ++i) {
     const std::uint16_t port = free_node_port();
     const std::string p = std::to_string(port);
     pids_.push_back(spawn_process(
@@ -66,17 +90,24 @@ redis_cluster::redis_cluster(std::size_t masters) : masters_(masters) {
     ports_.push_back(port);
     create.push_back("127.0.0.1:" + p);
   }
-  for (const std::uint16_t port : ports_)
-    if (!wait_until([&] { return node(port).command({"PING"}).text == "PONG"; }, 5s))
-      throw std::runtime_error("cluster node " + std::to_string(port) + " did not start");
+  for (const std::uint16_t port : ports_) {
+    if (!wait_until([&] { return node(port).command({"PING"}).text == "PONG"; }, 5s)) {
+      why = "cluster node " + std::to_string(port) + " did not start";
+      return false;
+    }
+  }
   create.insert(create.end(), {"--cluster-replicas", "1", "--cluster-yes"});
   const int creator = spawn_process(create, dir_ + "/create.log");
   int status = 0;
   ::waitpid(creator, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("redis-cli --cluster create failed; see " + dir_ + "/create.log");
-  if (!wait_until([&] { return healthy(); }, 30s))
-    throw std::runtime_error("the cluster did not reach cluster_state:ok");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    why = "redis-cli --cluster create failed; see " + dir_ + "/create.log";
+    return false;
+  }
+  if (!wait_until([&] { return healthy(); }, 30s)) {
+    why = "the cluster did not reach cluster_state:ok";
+    return false;
+  }
   // cluster_state:ok comes before the replicas have synced: wait for every link.
   auto replicated = [&] {
     for (const std::uint16_t port : ports_) {
@@ -91,17 +122,15 @@ redis_cluster::redis_cluster(std::size_t masters) : masters_(masters) {
     }
     return true;
   };
-  if (!wait_until(replicated, 30s))
-    throw std::runtime_error("the cluster's replicas did not connect to their masters");
+  if (!wait_until(replicated, 30s)) {
+    why = "the cluster's replicas did not connect to their masters";
+    return false;
+  }
+  return true;
 }
 
 redis_cluster::~redis_cluster() {
-  for (const int pid : pids_) {
-    if (pid <= 0) continue;
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-  }
+  stop_all();
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
 }

@@ -38,6 +38,10 @@ class redis_cluster {
   [[nodiscard]] bool healthy() const;
 
  private:
+  /// Starts the nodes and joins them; false with `why` when a step failed.
+  bool start(std::string& why);
+  void stop_all() noexcept;
+
   std::vector<std::uint16_t> ports_;
   std::vector<int> pids_;
   std::string dir_;
