@@ -31,13 +31,7 @@ int print_errors(const redis::endpoint& where) {
 
 std::optional<redis::endpoint> node_options::endpoint(std::string& error) const {
   if (!redis_url.empty()) {
-    auto parsed = redis::parse_redis_url(redis_url, error);
-    if (parsed && parsed->via_cluster()) {
-      // The election and the queue move keys of several slots in one call.
-      error = "tgw node does not run on a Redis Cluster yet; use redis:// or redis+sentinel://";
-      return std::nullopt;
-    }
-    return parsed;
+    return redis::parse_redis_url(redis_url, error);
   }
   redis::endpoint e;
   e.host = rhost;

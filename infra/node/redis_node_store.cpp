@@ -9,15 +9,14 @@ std::string ms(std::chrono::milliseconds d) {
   return std::to_string(d.count());
 }
 
-std::string processing_key(const std::string& id) {
-  return keys::processing_prefix + id;
-}
-
 }  // namespace
 
 redis_node_store::redis_node_store(redis::connection::options where, node_timing timing,
                                    bool record_handled)
-    : conn_(std::move(where)), timing_(timing), record_handled_(record_handled) {}
+    : prefix_(where.where.via_cluster() ? cluster_tag : ""),
+      conn_(std::move(where)),
+      timing_(timing),
+      record_handled_(record_handled) {}
 
 bool redis_node_store::load_library() {
   const redis::value v =
@@ -59,22 +58,24 @@ std::optional<membership_view> redis_node_store::view_of(const redis::value& v) 
 
 std::optional<membership_view> redis_node_store::join(const std::string& id) {
   if (!library_loaded_ && !load_library()) return std::nullopt;
-  return view_of(
-      call({"FCALL", "tgw_node_join", "6", keys::list, keys::ids, keys::emitter, keys::epoch,
-            keys::queue, keys::sequence, id, ms(timing_.key_ttl), keys::processing_prefix}));
+  return view_of(call({"FCALL", "tgw_node_join", "6", key(keys::list), key(keys::ids),
+                       key(keys::emitter), key(keys::epoch), key(keys::queue), key(keys::sequence),
+                       id, ms(timing_.key_ttl), key(keys::processing_prefix)}));
 }
 
 std::optional<membership_view> redis_node_store::health_check(const std::string& id) {
-  return view_of(call({"FCALL", "tgw_node_health", "6", keys::list, keys::ids, keys::emitter,
-                       keys::epoch, keys::queue, keys::sequence, id, ms(timing_.inactive_after),
-                       ms(timing_.key_ttl), keys::processing_prefix}));
+  return view_of(
+      call({"FCALL", "tgw_node_health", "6", key(keys::list), key(keys::ids), key(keys::emitter),
+            key(keys::epoch), key(keys::queue), key(keys::sequence), id, ms(timing_.inactive_after),
+            ms(timing_.key_ttl), key(keys::processing_prefix)}));
 }
 
 emit_result redis_node_store::emit(const std::string& id, std::int64_t epoch, int count) {
   const redis::value v =
-      call({"FCALL", "tgw_node_emit", "5", keys::list, keys::emitter, keys::epoch, keys::queue,
-            keys::sequence, id, std::to_string(epoch), std::to_string(count), ms(timing_.key_ttl),
-            std::to_string(timing_.max_messages), std::to_string(timing_.queue_limit)});
+      call({"FCALL", "tgw_node_emit", "5", key(keys::list), key(keys::emitter), key(keys::epoch),
+            key(keys::queue), key(keys::sequence), id, std::to_string(epoch), std::to_string(count),
+            ms(timing_.key_ttl), std::to_string(timing_.max_messages),
+            std::to_string(timing_.queue_limit)});
   emit_result r;
   if (!v.is_array() || v.elements.size() != 3) return r;
   switch (v.elements[0].as_int().value_or(0)) {
@@ -100,8 +101,8 @@ std::optional<std::string> redis_node_store::take(const std::string& id,
                                                   std::chrono::milliseconds wait) {
   // BLMOVE takes seconds with decimals; the connection's socket timeout must exceed it.
   const std::string seconds = std::to_string(static_cast<double>(wait.count()) / 1000.0);
-  const redis::value v =
-      call({"BLMOVE", keys::queue, processing_key(id), "RIGHT", "LEFT", seconds});
+  const redis::value v = call(
+      {"BLMOVE", key(keys::queue), key(keys::processing_prefix) + id, "RIGHT", "LEFT", seconds});
   if (v.is_string()) return v.text;
   return std::nullopt;
 }
@@ -109,19 +110,20 @@ std::optional<std::string> redis_node_store::take(const std::string& id,
 completion redis_node_store::complete(const std::string& id, const std::string& message,
                                       bool failed, const std::string& reason) {
   const redis::value v =
-      call({"FCALL", "tgw_node_done", "4", keys::list, processing_key(id), keys::errors,
-            keys::handled, id, message, failed ? "1" : "0", reason, record_handled_ ? "1" : "0"});
+      call({"FCALL", "tgw_node_done", "4", key(keys::list), key(keys::processing_prefix) + id,
+            key(keys::errors), key(keys::handled), id, message, failed ? "1" : "0", reason,
+            record_handled_ ? "1" : "0"});
   return {v.as_int().value_or(0) == 1};
 }
 
 void redis_node_store::leave(const std::string& id) {
-  (void)call({"FCALL", "tgw_node_leave", "5", keys::list, keys::ids, keys::emitter, keys::epoch,
-              keys::queue, id, keys::processing_prefix});
+  (void)call({"FCALL", "tgw_node_leave", "5", key(keys::list), key(keys::ids), key(keys::emitter),
+              key(keys::epoch), key(keys::queue), id, key(keys::processing_prefix)});
 }
 
 std::optional<std::vector<std::string>> redis_node_store::take_errors() {
   if (!library_loaded_ && !load_library()) return std::nullopt;
-  const redis::value v = call({"FCALL", "tgw_node_take_errors", "1", keys::errors});
+  const redis::value v = call({"FCALL", "tgw_node_take_errors", "1", key(keys::errors)});
   if (!v.is_array()) return std::nullopt;
   std::vector<std::string> out;
   out.reserve(v.elements.size());

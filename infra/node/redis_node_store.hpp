@@ -39,6 +39,13 @@ class redis_node_store final : public node_store {
   std::optional<std::vector<std::string>> take_errors();
 
  private:
+  /// The name of a node key: on a Redis Cluster every node key carries one hash tag,
+  /// so the election and the queue stay single-slot calls on one master, as on a
+  /// single node; their load is a few calls a second per node.
+  static constexpr const char* cluster_tag = "{tgw-node}";
+  [[nodiscard]] std::string key(const char* name) const { return prefix_ + name; }
+
+  std::string prefix_;
   redis::value call(std::vector<std::string> argv);
   std::optional<membership_view> view_of(const redis::value& v);
 

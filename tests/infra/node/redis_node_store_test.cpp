@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "tests/support/redis_server.hpp"
+#include "tests/support/redis_backend.hpp"
 
 namespace tgw::infra::node {
 namespace {
@@ -18,14 +18,19 @@ class RedisNodeStore : public ::testing::Test {
   std::unique_ptr<redis_node_store> store(std::int64_t max_messages = 0,
                                           std::int64_t queue_limit = 0) {
     return std::make_unique<redis_node_store>(
-        redis::connection::options{server.endpoint(), 1000ms, 3000ms, "test"},
+        redis::connection::options{backend.endpoint(), 1000ms, 3000ms, "test"},
         node_timing{inactive, 10000ms, max_messages, queue_limit}, true);
   }
   // Lets `inactive` pass so nodes that made no call in the meantime count as gone.
   static void go_silent() { std::this_thread::sleep_for(inactive + 100ms); }
 
-  test::redis_server server;
-  redis::connection redis = server.connect();
+  /// A node key's name: on a cluster every node key carries the node hash tag.
+  static std::string k(const char* name) {
+    return std::string(test::redis_backend::on_cluster() ? "{tgw-node}" : "") + name;
+  }
+
+  test::redis_backend backend;
+  redis::connection redis = backend.connect();
 };
 
 TEST_F(RedisNodeStore, FirstNodeJoinsAndTakesTheLease) {
@@ -34,9 +39,9 @@ TEST_F(RedisNodeStore, FirstNodeJoinsAndTakesTheLease) {
   ASSERT_TRUE(view.has_value()) << a->last_error();
   EXPECT_EQ(view->emitter, "a");
   EXPECT_EQ(view->epoch, 1);
-  EXPECT_EQ(redis.command({"HEXISTS", keys::list, "a"}).integer, 1);
-  EXPECT_EQ(redis.command({"LRANGE", keys::ids, "0", "-1"}).elements.at(0).text, "a");
-  EXPECT_EQ(redis.command({"GET", keys::emitter}).text, "a");
+  EXPECT_EQ(redis.command({"HEXISTS", k(keys::list), "a"}).integer, 1);
+  EXPECT_EQ(redis.command({"LRANGE", k(keys::ids), "0", "-1"}).elements.at(0).text, "a");
+  EXPECT_EQ(redis.command({"GET", k(keys::emitter)}).text, "a");
 }
 
 TEST_F(RedisNodeStore, NodeKeysCarryTheTtlAndTheErrorListDoesNot) {
@@ -50,11 +55,11 @@ TEST_F(RedisNodeStore, NodeKeysCarryTheTtlAndTheErrorListDoesNot) {
   ASSERT_TRUE(b->complete("b", *m, true, "boom").accepted);
   ASSERT_TRUE(a->health_check("a"));
   for (const char* key : {keys::list, keys::ids, keys::emitter, keys::epoch, keys::sequence}) {
-    const auto ttl = redis.command({"PTTL", key}).integer;
+    const auto ttl = redis.command({"PTTL", k(key)}).integer;
     EXPECT_GT(ttl, 0) << key;
     EXPECT_LE(ttl, 10000) << key;
   }
-  EXPECT_EQ(redis.command({"PTTL", keys::errors}).integer, -1);
+  EXPECT_EQ(redis.command({"PTTL", k(keys::errors)}).integer, -1);
 }
 
 TEST_F(RedisNodeStore, LaterNodesJoinInOrderAsWorkers) {
@@ -64,7 +69,7 @@ TEST_F(RedisNodeStore, LaterNodesJoinInOrderAsWorkers) {
   const auto view = b->join("b");
   ASSERT_TRUE(view);
   EXPECT_EQ(view->emitter, "a");
-  const auto ids = redis.command({"LRANGE", keys::ids, "0", "-1"});
+  const auto ids = redis.command({"LRANGE", k(keys::ids), "0", "-1"});
   ASSERT_EQ(ids.elements.size(), 2U);
   EXPECT_EQ(ids.elements[1].text, "b");
 }
@@ -82,8 +87,8 @@ TEST_F(RedisNodeStore, HealthCheckRemovesASilentEmitterAndPassesTheLeaseOn) {
   ASSERT_TRUE(view);
   EXPECT_EQ(view->emitter, "c");
   EXPECT_EQ(view->epoch, 2);
-  EXPECT_EQ(redis.command({"HEXISTS", keys::list, "a"}).integer, 0);
-  EXPECT_EQ(redis.command({"LLEN", keys::ids}).integer, 1);
+  EXPECT_EQ(redis.command({"HEXISTS", k(keys::list), "a"}).integer, 0);
+  EXPECT_EQ(redis.command({"LLEN", k(keys::ids)}).integer, 1);
 }
 
 TEST_F(RedisNodeStore, TheFirstRemainingIdBecomesTheEmitter) {
@@ -97,7 +102,7 @@ TEST_F(RedisNodeStore, TheFirstRemainingIdBecomesTheEmitter) {
   ASSERT_TRUE(b->health_check("b"));
   ASSERT_TRUE(c->health_check("c"));
   // a is gone; b registered before c.
-  EXPECT_EQ(redis.command({"GET", keys::emitter}).text, "b");
+  EXPECT_EQ(redis.command({"GET", k(keys::emitter)}).text, "b");
 }
 
 TEST_F(RedisNodeStore, AKilledWorkersMessageIsHandledExactlyOnce) {
@@ -122,8 +127,8 @@ TEST_F(RedisNodeStore, AKilledWorkersMessageIsHandledExactlyOnce) {
   EXPECT_TRUE(c->complete("c", *again, false, "").accepted);
   // b comes back and tries to finish what it held: refused, nothing counted twice.
   EXPECT_FALSE(b->complete("b", *taken, false, "").accepted);
-  EXPECT_EQ(redis.command({"HGET", keys::handled, *taken}).text, "1");
-  EXPECT_EQ(redis.command({"HLEN", keys::handled}).integer, 1);
+  EXPECT_EQ(redis.command({"HGET", k(keys::handled), *taken}).text, "1");
+  EXPECT_EQ(redis.command({"HLEN", k(keys::handled)}).integer, 1);
 }
 
 TEST_F(RedisNodeStore, ARestartUnderTheSameIdReturnsWhatTheKilledOneHeld) {
@@ -136,7 +141,7 @@ TEST_F(RedisNodeStore, ARestartUnderTheSameIdReturnsWhatTheKilledOneHeld) {
   ASSERT_TRUE(taken);
   auto b_again = store();  // killed and restarted before anyone noticed
   ASSERT_TRUE(b_again->join("b"));
-  EXPECT_EQ(redis.command({"LLEN", keys::queue}).integer, 1);
+  EXPECT_EQ(redis.command({"LLEN", k(keys::queue)}).integer, 1);
   const auto retaken = b_again->take("b", 100ms);
   ASSERT_TRUE(retaken);
   EXPECT_EQ(*retaken, *taken);
@@ -161,7 +166,7 @@ TEST_F(RedisNodeStore, APausedEmitterEmitsNothingAfterWakingUp) {
   EXPECT_EQ(rejoin->emitter, "b");
   EXPECT_FALSE(a->emit("a", rejoin->epoch, 1).accepted());
   EXPECT_TRUE(b->emit("b", 2, 1).accepted());
-  EXPECT_EQ(redis.command({"LLEN", keys::queue}).integer, 2);
+  EXPECT_EQ(redis.command({"LLEN", k(keys::queue)}).integer, 2);
 }
 
 TEST_F(RedisNodeStore, EmittingStopsAtTheBudgetAndWaitsWhileTheQueueIsFull) {
@@ -172,7 +177,7 @@ TEST_F(RedisNodeStore, EmittingStopsAtTheBudgetAndWaitsWhileTheQueueIsFull) {
   EXPECT_EQ(first.first_id, 1);
   EXPECT_EQ(first.last_id, 4);
   EXPECT_EQ(a->emit("a", 1, 4).outcome, emit_result::status::queue_full);
-  redis.command({"DEL", keys::queue});
+  redis.command({"DEL", k(keys::queue)});
   const auto last = a->emit("a", 1, 4);
   EXPECT_TRUE(last.accepted());
   EXPECT_EQ(last.last_id, 5);  // clipped to the budget
@@ -195,7 +200,7 @@ TEST_F(RedisNodeStore, FailedMessagesGoToTheErrorListAndAreTakenOnce) {
   ASSERT_EQ(errors->size(), 2U);
   EXPECT_NE((*errors)[0].find(R"("node":"b")"), std::string::npos) << (*errors)[0];
   EXPECT_NE((*errors)[0].find("handler failed"), std::string::npos) << (*errors)[0];
-  EXPECT_EQ(redis.command({"EXISTS", keys::errors}).integer, 0);
+  EXPECT_EQ(redis.command({"EXISTS", k(keys::errors)}).integer, 0);
   EXPECT_TRUE(a->take_errors()->empty());
 }
 
@@ -206,15 +211,17 @@ TEST_F(RedisNodeStore, LeavingReturnsUnfinishedMessagesAndPassesTheLease) {
   ASSERT_TRUE(b->join("b"));
   ASSERT_TRUE(a->emit("a", 1, 1).accepted());
   ASSERT_TRUE(b->take("b", 100ms));
-  EXPECT_EQ(redis.command({"LLEN", keys::queue}).integer, 0);
+  EXPECT_EQ(redis.command({"LLEN", k(keys::queue)}).integer, 0);
   b->leave("b");
-  EXPECT_EQ(redis.command({"LLEN", keys::queue}).integer, 1);
+  EXPECT_EQ(redis.command({"LLEN", k(keys::queue)}).integer, 1);
   a->leave("a");
-  EXPECT_EQ(redis.command({"EXISTS", keys::emitter}).integer, 0);
-  EXPECT_EQ(redis.command({"HLEN", keys::list}).integer, 0);
+  EXPECT_EQ(redis.command({"EXISTS", k(keys::emitter)}).integer, 0);
+  EXPECT_EQ(redis.command({"HLEN", k(keys::list)}).integer, 0);
 }
 
 TEST_F(RedisNodeStore, RedisDownFailsCallsCleanlyAndRecoversAfterRestart) {
+  if (backend.on_cluster()) GTEST_SKIP() << "a node outage on a cluster is a failover test";
+  test::redis_server& server = *backend.server();
   auto a = store();
   ASSERT_TRUE(a->join("a"));
   server.stop();
