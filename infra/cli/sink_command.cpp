@@ -3,11 +3,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -17,11 +19,13 @@
 #include "infra/log/log.hpp"
 #include "infra/metrics/metrics_server.hpp"
 #include "infra/redis/connection.hpp"
+#include "infra/redis/shard_agreement.hpp"
 #include "infra/sink/pg_connection.hpp"
 #include "infra/sink/positions_schema.hpp"
 #include "infra/sink/sink_metrics.hpp"
 #include "infra/sink/stream_sink.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
+#include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::infra {
 namespace {
@@ -95,11 +99,28 @@ int run_sink(sink_options& o) {
   if (const char* point = std::getenv("TGW_SINK_FAILPOINT")) s.failpoint = point;
   // The socket timeout outlasts the BLOCK of each read, or hiredis would give up on a
   // read the server still holds.
-  redis::connection conn({*where, std::chrono::milliseconds{2000},
-                          s.block + std::chrono::milliseconds{3000}, "tgw-sink-" + s.consumer});
-  if (!conn.ensure_connected(error)) {
-    std::cerr << me << ": cannot connect to Redis: " << error << '\n';
-    return 1;
+  const redis::connection::options reader{*where, std::chrono::milliseconds{2000},
+                                          s.block + std::chrono::milliseconds{3000},
+                                          "tgw-sink-" + s.consumer};
+  std::vector<std::string> streams = {s.stream};
+  {
+    redis::connection probe(reader);
+    if (!probe.ensure_connected(error)) {
+      std::cerr << me << ": cannot connect to Redis: " << error << '\n';
+      return 1;
+    }
+    // On a Redis Cluster the telemetry is in one stream per key shard: read them all,
+    // one reader (and its committers) each, unless --stream names one.
+    if (where->via_cluster() && s.stream == telemetry::keys::telemetry_stream) {
+      const auto shards = redis::read_key_shards(probe, error);
+      if (!shards) {
+        std::cerr << me << ": " << error << '\n';
+        return 1;
+      }
+      streams.clear();
+      for (std::uint32_t i = 0; i < shards->count(); ++i)
+        streams.push_back(telemetry::keys::telemetry_stream_in(shards->prefix(i)));
+    }
   }
   sink::sink_counters counters;
   counters.postgres_up = true;
@@ -117,19 +138,36 @@ int run_sink(sink_options& o) {
       return 2;
     }
   }
-  // Each committer writes on a PostgreSQL connection and acknowledges on a Redis
-  // connection of its own: a libpq or hiredis connection belongs to one thread.
-  std::vector<sink::committer_link> committers;
-  for (std::size_t i = 0; i < o.committers; ++i) {
-    sink::committer_link link;
-    link.pg = i == 0 ? std::move(first_pg) : std::make_unique<sink::pg_connection>(o.dsn);
-    link.acker = std::make_unique<redis::connection>(
-        redis::connection::options{*where, std::chrono::milliseconds{2000},
-                                   std::chrono::milliseconds{5000}, "tgw-sink-ack-" + s.consumer});
-    committers.push_back(std::move(link));
+  // Per stream: a reader connection, and committers that each write on a PostgreSQL
+  // connection and acknowledge on a Redis connection of their own (a libpq or hiredis
+  // connection belongs to one thread).
+  std::vector<std::unique_ptr<redis::connection>> readers;
+  std::vector<std::unique_ptr<sink::stream_sink>> workers;
+  for (const std::string& stream : streams) {
+    std::vector<sink::committer_link> committers;
+    for (std::size_t i = 0; i < o.committers; ++i) {
+      sink::committer_link link;
+      link.pg = first_pg ? std::move(first_pg) : std::make_unique<sink::pg_connection>(o.dsn);
+      link.acker = std::make_unique<redis::connection>(redis::connection::options{
+          *where, std::chrono::milliseconds{2000}, std::chrono::milliseconds{5000},
+          "tgw-sink-ack-" + s.consumer});
+      committers.push_back(std::move(link));
+    }
+    auto table = telemetry::io_dictionary::builtin(o.model, error);
+    sink::sink_settings settings = s;
+    settings.stream = stream;
+    readers.push_back(std::make_unique<redis::connection>(reader));
+    workers.push_back(std::make_unique<sink::stream_sink>(
+        settings, *readers.back(), std::move(committers), std::move(*table), counters));
   }
-  sink::stream_sink worker(s, conn, std::move(committers), std::move(*names), counters);
-  return worker.run();
+  if (workers.size() == 1) return workers.front()->run();
+  spdlog::info("{}: reading {} telemetry streams (one per key shard)", me, workers.size());
+  std::vector<int> codes(workers.size(), 0);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < workers.size(); ++i)
+    threads.emplace_back([&, i] { codes[i] = workers[i]->run(); });
+  for (std::thread& t : threads) t.join();
+  return *std::max_element(codes.begin(), codes.end());
 }
 
 }  // namespace
@@ -155,7 +193,9 @@ void add_sink_command(CLI::App& app, int& exit_code) {
                 "Create the tables (positions, partitioned by day, and rejected_entries) if "
                 "they are missing, then exit");
   add_redis_options(cmd, o->redis);
-  cmd->add_option("--stream", o->settings.stream, "The telemetry stream")
+  cmd->add_option("--stream", o->settings.stream,
+                  "The telemetry stream; on a Redis Cluster by default every key shard's "
+                  "stream, each with a reader of its own")
       ->envname("TGW_SINK_STREAM")
       ->capture_default_str();
   cmd->add_option("--group", o->settings.group, "The consumer group; sinks sharing one share work")

@@ -145,21 +145,31 @@ TEST_F(SinkCommand, EveryEntryIsCommittedOnceAndAcknowledged) {
   EXPECT_EQ(rows(), 2500);
 }
 
-// The stream is one key, so the sink runs on a Redis Cluster as it does on one server:
-// its reads, acknowledgements and claims all go to the master of that key's slot.
+// On a Redis Cluster the sink reads every key shard's stream, each with a reader of its
+// own whose reads, acknowledgements and claims go to the master of that stream's slot.
 TEST_F(SinkCommand, ReadsTheStreamThroughARedisCluster) {
   redis_cluster cluster;
   infra::redis::connection on_cluster({cluster.endpoint(), 500ms, 5000ms, "sink-test"});
-  add_entries(on_cluster, 0, 1500);
+  // Gateways split the telemetry into one stream per key shard.
+  const auto shards = infra::redis::key_shards::cluster(12);
+  on_cluster.command({"SET", "tgw:telemetry-shards", "12"});
+  add_entries(on_cluster, 0, 1500, &shards);
   const auto r =
       run_command(shell_line({TGW_BINARY, "sink", "postgres", "--dsn", pg_->dsn(), "--redis",
                               cluster.url(), "--batch", "300", "--until-drained"}));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(rows(), 1500);
   EXPECT_EQ(distinct_records(), 1500);
-  const auto groups = on_cluster.command({"XINFO", "GROUPS", "telemetry:records"});
-  ASSERT_EQ(groups.elements.size(), 1U) << groups.text;
-  EXPECT_EQ(infra::redis::map_field(groups.elements[0], "pending")->integer, 0);
+  int streams_with_entries = 0;
+  for (std::uint32_t i = 0; i < shards.count(); ++i) {
+    const std::string stream = shards.prefix(i) + "telemetry:records";
+    if (on_cluster.command({"XLEN", stream}).integer == 0) continue;
+    ++streams_with_entries;
+    const auto groups = on_cluster.command({"XINFO", "GROUPS", stream});
+    ASSERT_EQ(groups.elements.size(), 1U) << stream << ": " << groups.text;
+    EXPECT_EQ(infra::redis::map_field(groups.elements[0], "pending")->integer, 0) << stream;
+  }
+  EXPECT_GT(streams_with_entries, 1);  // the 7 devices are in several shards
 }
 
 TEST_F(SinkCommand, EntriesItCannotReadAreKeptInRejectedEntriesAndAcknowledged) {

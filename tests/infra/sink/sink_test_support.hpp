@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "infra/redis/connection.hpp"
+#include "infra/redis/key_shards.hpp"
 #include "tests/support/postgres_server.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/run_tgw.hpp"
@@ -15,14 +16,19 @@ namespace tgw::test {
 /// Appends `n` format 2 entries to telemetry:records, as a gateway would, numbered from
 /// `first`: record i has ts 1700000000000 + i * 1000, one of seven devices, and its
 /// number in io id 199.
-inline void add_entries(infra::redis::connection& redis, int first, int n) {
+/// With `shards` (a cluster), each entry goes to its device's shard's stream.
+inline void add_entries(infra::redis::connection& redis, int first, int n,
+                        const infra::redis::key_shards* shards = nullptr) {
   constexpr int chunk = 500;
   for (int at = first; at < first + n; at += chunk) {
     std::vector<std::vector<std::string>> commands;
-    for (int i = at; i < std::min(first + n, at + chunk); ++i)
-      commands.push_back(telemetry_entry_xadd(
-          "35630704244" + std::to_string(1000 + i % 7), 1700000000000LL + i * 1000LL,
-          "{\"239\":1,\"199\":" + std::to_string(i) + "}", i % 120));
+    for (int i = at; i < std::min(first + n, at + chunk); ++i) {
+      const std::string imei = "35630704244" + std::to_string(1000 + i % 7);
+      commands.push_back(telemetry_entry_xadd(imei, 1700000000000LL + i * 1000LL,
+                                              "{\"239\":1,\"199\":" + std::to_string(i) + "}",
+                                              i % 120));
+      if (shards != nullptr) commands.back()[1] = shards->prefix_of(imei) + "telemetry:records";
+    }
     for (const auto& reply : redis.pipeline(commands))
       if (reply.is_error()) throw std::runtime_error("XADD: " + reply.text);
   }
