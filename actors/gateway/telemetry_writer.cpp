@@ -1,5 +1,7 @@
 #include "actors/gateway/telemetry_writer.hpp"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
@@ -43,12 +45,23 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
     const auto now = std::chrono::steady_clock::now();
     if (state->down && now < state->retry_at) {
       // Fail fast while backing off: the device keeps its records and resends.
-      outcomes.assign(state->ops.size(), write_outcome{false, false, 0, state->down_reason});
+      write_outcome refused{false, false, 0, state->down_reason};
+      refused.unreachable = true;
+      outcomes.assign(state->ops.size(), refused);
     } else {
       counters->writer_batch_size.observe(static_cast<double>(state->ops.size()));
       outcomes = store->write_batch(state->ops);
+      // Down only when the store as a whole is unreachable: on a Redis Cluster one
+      // master can fail while the others take their shards' writes, and their devices
+      // must go on being ACKed (the client fails the dead master's calls at once).
+      const auto io_failure = [](const write_outcome& o) {
+        return !o.ok && o.error.starts_with("IO");
+      };
       const bool failed =
-          !outcomes.empty() && !outcomes.front().ok && outcomes.front().error.starts_with("IO");
+          !outcomes.empty() && std::all_of(outcomes.begin(), outcomes.end(),
+                                           [](const write_outcome& o) { return o.unreachable; });
+      if (!failed && std::any_of(outcomes.begin(), outcomes.end(), io_failure))
+        counters->writer_redis_errors.fetch_add(1, std::memory_order_relaxed);
       if (failed) {
         counters->writer_redis_errors.fetch_add(1, std::memory_order_relaxed);
         if (!state->down) {

@@ -11,6 +11,7 @@
 #include "infra/cli/redis_choice.hpp"
 #include "infra/log/log.hpp"
 #include "infra/redis/connection.hpp"
+#include "infra/redis/shard_agreement.hpp"
 #include "infra/replay/live_replay.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
 
@@ -61,8 +62,18 @@ bool target_is_fresh(const replay_options& o, const capture::capture_set& captur
   }
   redis::connection conn(
       {*where, std::chrono::milliseconds{2000}, std::chrono::milliseconds{5000}, "tgw-replay"});
+  // On a cluster the device keys are in key shards; none agreed yet: nothing is held.
+  bool none_stored = false;
+  const auto shards = redis::read_key_shards(conn, error, &none_stored);
+  if (!shards) {
+    if (none_stored) return true;
+    std::cerr << "tgw replay: cannot check whether the target already holds these devices ("
+              << error << "); going on\n";
+    return true;
+  }
   std::vector<std::vector<std::string>> probes;
-  for (const auto& imei : imeis) probes.push_back({"EXISTS", telemetry::keys::device(imei)});
+  for (const auto& imei : imeis)
+    probes.push_back({"EXISTS", telemetry::keys::device(imei, shards->prefix_of(imei))});
   const auto replies = conn.pipeline(probes);
   std::vector<std::string> known;
   auto it = imeis.begin();

@@ -1,5 +1,8 @@
 #include "infra/redis/cluster_connection.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include <charconv>
 
 #include "infra/redis/command_keys.hpp"
@@ -14,6 +17,13 @@ constexpr int max_redirects = 5;
 std::string address_text(const host_port& a) {
   return (a.host.find(':') != std::string::npos ? "[" + a.host + "]" : a.host) + ":" +
          std::to_string(a.port);
+}
+
+bool same_name(std::string_view a, std::string_view b) noexcept {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::toupper(static_cast<unsigned char>(x)) ==
+                  std::toupper(static_cast<unsigned char>(y));
+         });
 }
 
 bool is_io_error(const value& v) {
@@ -77,7 +87,13 @@ bool cluster_connection::refresh(std::string& error) {
   if (table_) ask = table_->masters;
   ask.insert(ask.end(), opts_.where.cluster_nodes.begin(), opts_.where.cluster_nodes.end());
   std::string tried;
+  const auto now = std::chrono::steady_clock::now();
   for (const host_port& at : ask) {
+    // A master that just refused a connection would refuse this one too.
+    if (std::any_of(refused_.begin(), refused_.end(), [&](const refusal& r) {
+          return r.at == at && now - r.when < rest_after_refusal;
+        }))
+      continue;
     connection::options o = opts_;
     o.where.cluster_nodes.clear();
     o.where.host = at.host;
@@ -123,12 +139,27 @@ bool cluster_connection::refresh(std::string& error) {
   return false;
 }
 
+bool cluster_connection::reach(std::size_t index, std::string& error) {
+  const host_port& at = table_->masters[index];
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(refused_, [&](const refusal& r) { return now - r.when >= rest_after_refusal; });
+  const auto resting =
+      std::find_if(refused_.begin(), refused_.end(), [&](const refusal& r) { return r.at == at; });
+  if (resting != refused_.end()) {
+    error = resting->why;
+    return false;
+  }
+  if (node(index).ensure_connected(error)) return true;
+  refused_.push_back({at, now, error});
+  return false;
+}
+
 value cluster_connection::send_to(std::size_t index, std::span<const std::string_view> argv,
                                   bool& sent) {
   connection& n = node(index);
   std::string error;
   sent = false;
-  if (!n.ensure_connected(error)) {
+  if (!reach(index, error)) {
     // Nothing was sent: a failover may have replaced this master. Reload and say so;
     // the caller's slot lookup then sends to the new master.
     std::string ignored;
@@ -200,7 +231,13 @@ value cluster_connection::send_to_slot(std::uint16_t slot, std::span<const std::
 }
 
 value cluster_connection::to_every_master(std::span<const std::string_view> argv) {
-  value first;
+  // Loading a library may skip a master that does not answer: Redis replicates the
+  // library to its replicas, so the replica that replaces a dead master has it. Any
+  // other command (FLUSHALL) must reach every master.
+  const bool loading =
+      !argv.empty() && (same_name(argv[0], "FUNCTION") || same_name(argv[0], "SCRIPT"));
+  std::optional<value> first;
+  value unanswered;
   for (std::size_t i = 0; i < table_->masters.size(); ++i) {
     bool sent = false;
     value v = send_to(i, argv, sent);
@@ -208,11 +245,15 @@ value cluster_connection::to_every_master(std::span<const std::string_view> argv
       const bool io = is_io_error(v);
       v.text = (io ? "IO " : "") + address_text(table_->masters[i]) + ": " +
                (io ? v.text.substr(3) : v.text);
+      if (io && loading) {
+        unanswered = std::move(v);
+        continue;
+      }
       return v;
     }
-    if (i == 0) first = std::move(v);
+    if (!first) first = std::move(v);
   }
-  return first;
+  return first ? std::move(*first) : unanswered;
 }
 
 value cluster_connection::command(std::span<const std::string_view> argv) {
@@ -262,11 +303,14 @@ std::vector<value> cluster_connection::pipeline(
   }
   std::vector<std::size_t> again;  // redirected, or not sent
   bool reload = false;             // after the loop: the groups index the current map
+  // Masters that refused the connection, and why: their commands were not sent.
+  std::vector<std::pair<host_port, std::string>> unreachable;
   for (std::size_t m = 0; m < by_master.size(); ++m) {
     if (by_master[m].empty()) continue;
     connection& n = node(m);
     std::string why;
-    if (!n.ensure_connected(why)) {
+    if (!reach(m, why)) {
+      unreachable.emplace_back(table_->masters[m], "IO " + why);
       again.insert(again.end(), by_master[m].begin(), by_master[m].end());
       continue;
     }
@@ -293,6 +337,23 @@ std::vector<value> cluster_connection::pipeline(
   again.insert(again.end(), alone.begin(), alone.end());
   for (const std::size_t i : again) {
     const std::vector<std::string_view> argv = views_of(commands[i]);
+    // A command whose slot the fresh map still gives to a master that refused us fails
+    // at once: until a replica is promoted, trying each command again would only cost
+    // one connection attempt each and hold up the commands for the other masters.
+    const command_target target = route_of(argv);
+    if (target.route == command_route::by_key && table_ && !unreachable.empty()) {
+      const std::int32_t owner = table_->owner[key_slot(target.key)];
+      if (owner != slot_table::uncovered &&
+          static_cast<std::size_t>(owner) < table_->masters.size()) {
+        const host_port& now = table_->masters[static_cast<std::size_t>(owner)];
+        const auto down = std::find_if(unreachable.begin(), unreachable.end(),
+                                       [&](const auto& u) { return u.first == now; });
+        if (down != unreachable.end()) {
+          replies[i] = value::make_error(down->second);
+          continue;
+        }
+      }
+    }
     replies[i] = command(argv);
   }
   return replies;

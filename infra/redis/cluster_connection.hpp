@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <span>
@@ -29,6 +30,9 @@ namespace tgw::infra::redis {
 /// names. MOVED updates the slot's owner and follows; ASK is followed once with ASKING.
 class cluster_connection {
  public:
+  /// How long a master that refused a connection is left alone.
+  static constexpr std::chrono::milliseconds rest_after_refusal{250};
+
   explicit cluster_connection(connection::options opts);
   ~cluster_connection();
   cluster_connection(const cluster_connection&) = delete;
@@ -63,8 +67,21 @@ class cluster_connection {
 
   connection::options opts_;
   std::optional<slot_table> table_;
+  /// Connects to master `index` unless it refused a connection less than
+  /// `rest_after_refusal` ago; false with `error` then or when the connect fails.
+  bool reach(std::size_t index, std::string& error);
+
   std::vector<std::unique_ptr<connection>> nodes_;  ///< Parallel to table_->masters.
   std::size_t last_ = 0;                            ///< Master of the last keyed command.
+  /// Masters that refused a connection, when, and why. Until a replica replaces a dead
+  /// master, each command for its slots would try again; while it rests they fail at
+  /// once, so the commands for the other masters are not held up by connect attempts.
+  struct refusal {
+    host_port at;
+    std::chrono::steady_clock::time_point when;
+    std::string why;
+  };
+  std::vector<refusal> refused_;
 };
 
 /// Reads `count` commands in the wire protocol (arrays of bulk strings, as resp_writer

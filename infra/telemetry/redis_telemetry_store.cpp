@@ -137,7 +137,10 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
   std::string error;
   // A fresh connection may face a restarted Redis that lost the library.
   if ((!conn_.connected() || !loaded_) && !load_library(error)) {
-    for (write_outcome& o : out) o.error = error;
+    for (write_outcome& o : out) {
+      o.error = error;
+      o.unreachable = error.starts_with("IO");
+    }
     return out;
   }
   group_by_shard(ops);
@@ -195,6 +198,8 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
       write_outcome& o = out[order_[k]];
       if (r.is_error()) {
         o.error = r.text;
+        // One server: its failure is the store's. A cluster: only this call's master.
+        o.unreachable = !settings_.shards.tagged() && r.text.starts_with("IO");
       } else if (!well_formed) {
         o.error = "unexpected reply to tgw_persist_batch";
       } else {

@@ -44,6 +44,10 @@ struct write_outcome {
   /// Stored on the master, but WAIT saw fewer replicas than --ack-replicas asks: not
   /// ACKed; the device's resend is recognised by its fingerprint.
   bool under_replicated = false;
+  /// The store as a whole could not be reached (the writer backs off), as opposed to
+  /// one Redis Cluster master of several failing (the writer goes on: the other
+  /// masters' devices are ACKed).
+  bool unreachable = false;
 };
 
 /// One write of a batch: a packet or an event.

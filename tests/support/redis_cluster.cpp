@@ -82,11 +82,28 @@ bool redis_cluster::start(std::string& why) {
   for (std::size_t i = 0; i < masters_ * 2; ++i) {
     const std::uint16_t port = free_node_port();
     const std::string p = std::to_string(port);
-    pids_.push_back(spawn_process(
-        {"redis-server", "--port", p, "--bind", "127.0.0.1", "--dir", dir_, "--cluster-enabled",
-         "yes", "--cluster-config-file", "nodes-" + p + ".conf", "--cluster-node-timeout", "1000",
-         "--cluster-replica-validity-factor", "0", "--save", "", "--appendonly", "no"},
-        dir_ + "/redis-" + p + ".log"));
+    pids_.push_back(spawn_process({"redis-server",
+                                   "--port",
+                                   p,
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--dir",
+                                   dir_,
+                                   "--cluster-enabled",
+                                   "yes",
+                                   "--cluster-config-file",
+                                   "nodes-" + p + ".conf",
+                                   "--cluster-node-timeout",
+                                   "1000",
+                                   "--cluster-replica-validity-factor",
+                                   "0",
+                                   "--cluster-require-full-coverage",
+                                   "no",
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "no"},
+                                  dir_ + "/redis-" + p + ".log"));
     ports_.push_back(port);
     create.push_back("127.0.0.1:" + p);
   }

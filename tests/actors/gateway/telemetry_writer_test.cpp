@@ -21,16 +21,21 @@ using test::test_config;
 using go_atom = caf::atom_constant<caf::atom("go")>;
 
 /// Stores every op; a packet whose fingerprint is "dup" is a resend. With `failing`,
-/// every op fails as an unreachable Redis does.
+/// every op fails as an unreachable Redis does; the ops of `lost_imei` fail as those of
+/// a Redis Cluster master that died while the others answer.
 class scripted_store final : public infra::telemetry::telemetry_store {
  public:
   std::vector<write_outcome> write_batch(const std::vector<write_op>& ops) override {
     batches.push_back(ops);
     std::vector<write_outcome> out;
     for (const write_op& op : ops) {
-      if (failing)
+      const std::string& imei = op.is_packet ? op.packet.imei : op.event.imei;
+      if (failing) {
         out.push_back({false, false, 0, "IO error: connection refused"});
-      else if (!op.is_packet)
+        out.back().unreachable = true;
+      } else if (imei == lost_imei) {
+        out.push_back({false, false, 0, "IO 127.0.0.1:7000: connection refused"});
+      } else if (!op.is_packet)
         out.push_back({true, false, 0, ""});
       else if (op.packet.fingerprint == "dup")
         out.push_back({true, true, 0, ""});
@@ -41,6 +46,7 @@ class scripted_store final : public infra::telemetry::telemetry_store {
   }
   std::vector<std::vector<write_op>> batches;
   bool failing = false;
+  std::string lost_imei;
 };
 
 struct heard {
@@ -116,6 +122,44 @@ TEST_F(TelemetryWriter, AnswersEachPacketInOrderAndThePlainEventNotAtAll) {
   EXPECT_EQ(log->persisted[2].stored, 3);
   ASSERT_EQ(log->responses.size(), 1U);
   EXPECT_TRUE(log->responses[0].ok);
+}
+
+// On a Redis Cluster one master can die while the others answer: the ops of its
+// devices fail, the others' are ACKed, and the writer does not back off, so the next
+// batch reaches the store at once.
+TEST_F(TelemetryWriter, OpsOfOneFailedClusterMasterFailAloneAndTheWriterGoesOn) {
+  store->lost_imei = "356307042441013";  // every packet of the probe
+  auto other = sys.spawn([this](caf::event_based_actor* self) -> caf::behavior {
+    return {
+        [this, self](go_atom) {
+          packet_job p = packet("b", 1);
+          p.imei = "356307042441021";
+          self->send(writer, ingest_atom::value, std::move(p));
+        },
+        [this](persisted_atom, const write_outcome& o) { log->persisted.push_back(o); },
+    };
+  });
+  caf::anon_send(other, go_atom::value);
+  go();
+  ASSERT_EQ(store->batches.size(), 1U);
+  ASSERT_EQ(log->persisted.size(), 4U);
+  int ok = 0;
+  for (const auto& o : log->persisted) {
+    if (o.ok) {
+      ++ok;
+    } else {
+      EXPECT_EQ(o.error, "IO 127.0.0.1:7000: connection refused");
+    }
+  }
+  EXPECT_EQ(ok, 1);  // the other device's packet
+  EXPECT_EQ(counters->writer_redis_errors.load(), 1U);
+  EXPECT_EQ(counters->writers_down.load(), 0);
+  caf::anon_send(other, go_atom::value);
+  sched.run();
+  EXPECT_EQ(store->batches.size(), 2U);  // not held back by a backoff
+  ASSERT_EQ(log->persisted.size(), 5U);
+  EXPECT_TRUE(log->persisted[4].ok);
+  caf::anon_send_exit(other, caf::exit_reason::user_shutdown);
 }
 
 // While Redis is down every write is answered at once as failed, so no device is
