@@ -209,10 +209,14 @@ std::optional<std::vector<command_entry>> command_store::read_all_shards(std::si
                      std::to_string(count), "STREAMS", stream(shard), ">"});
   const std::vector<redis::value> replies = conn_.pipeline(reads);
   std::vector<command_entry> out;
+  // A shard whose master is down (or whose slot has none) fails alone: its entries stay
+  // in its stream for the next round, and the other shards' commands go on.
+  std::size_t failed = 0;
   for (std::uint32_t shard = 0; shard < replies.size(); ++shard) {
     std::string last_id;
-    if (!parse_read(replies[shard], shard, out, last_id, error)) return std::nullopt;
+    if (!parse_read(replies[shard], shard, out, last_id, error)) ++failed;
   }
+  if (failed == replies.size()) return std::nullopt;
   return out;
 }
 

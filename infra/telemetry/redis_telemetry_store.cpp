@@ -127,8 +127,8 @@ void redis_telemetry_store::group_by_shard(const std::vector<write_op>& ops) {
     ++bounds_[shard_of_[i] + 1];
   }
   for (std::uint32_t s = 0; s < shards; ++s) bounds_[s + 1] += bounds_[s];
-  std::vector<std::size_t> next(bounds_.begin(), bounds_.end() - 1);
-  for (std::size_t i = 0; i < ops.size(); ++i) order_[next[shard_of_[i]]++] = i;
+  next_.assign(bounds_.begin(), bounds_.end() - 1);
+  for (std::size_t i = 0; i < ops.size(); ++i) order_[next_[shard_of_[i]]++] = i;
 }
 
 std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<write_op>& ops) {
@@ -147,11 +147,8 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
   // Per shard: its calls, then one WAIT when it holds packets. On a cluster the WAIT
   // follows its shard's calls to their master; on a single node there is one shard, so
   // one WAIT per pipeline covers every write this connection made before it.
-  struct call {
-    std::size_t first, last;  // into order_
-  };
-  std::vector<call> calls;
-  std::vector<std::pair<std::size_t, std::size_t>> waits;  // reply index, shard
+  calls_.clear();
+  waits_.clear();
   encoded_.clear();
   for (std::uint32_t shard = 0; shard + 1 < bounds_.size(); ++shard) {
     const std::size_t begin = bounds_[shard], end = bounds_[shard + 1];
@@ -161,14 +158,14 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
       write_batch_command(encoded_, ops,
                           std::span<const std::size_t>(order_).subspan(first, last - first),
                           settings_.shards.prefix(shard), settings_);
-      calls.push_back({first, last});
+      calls_.push_back({first, last});
     }
     const bool wait = settings_.ack_replicas > 0 &&
                       std::any_of(order_.begin() + static_cast<std::ptrdiff_t>(begin),
                                   order_.begin() + static_cast<std::ptrdiff_t>(end),
                                   [&](std::size_t i) { return ops[i].is_packet; });
     if (wait) {
-      waits.emplace_back(encoded_.commands(), shard);
+      waits_.emplace_back(encoded_.commands(), shard);
       encoded_.begin(3);
       encoded_.arg("WAIT");
       encoded_.arg(std::int64_t{settings_.ack_replicas});
@@ -187,8 +184,8 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
   if (!conn_.connected()) loaded_ = false;
   std::size_t reply = 0;
   std::size_t next_wait = 0;
-  for (const call& c : calls) {
-    while (next_wait < waits.size() && waits[next_wait].first == reply) {
+  for (const call& c : calls_) {
+    while (next_wait < waits_.size() && waits_[next_wait].first == reply) {
       ++reply;
       ++next_wait;
     }
@@ -210,7 +207,7 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
       }
     }
   }
-  for (const auto& [index, shard] : waits)
+  for (const auto& [index, shard] : waits_)
     require_replicas(ops,
                      std::span<const std::size_t>(order_).subspan(
                          bounds_[shard], bounds_[shard + 1] - bounds_[shard]),

@@ -49,9 +49,16 @@ class redis_telemetry_store final : public telemetry_store {
   bool loaded_ = false;
   /// The batch's commands in the wire protocol; reused, so it stops allocating.
   redis::resp_writer encoded_;
+  // A batch's grouping by key shard, kept between batches so that they stop allocating.
+  struct call {
+    std::size_t first, last;  // into order_
+  };
   std::vector<std::size_t> order_;
   std::vector<std::size_t> bounds_;
+  std::vector<std::size_t> next_;
   std::vector<std::uint32_t> shard_of_;
+  std::vector<call> calls_;
+  std::vector<std::pair<std::size_t, std::size_t>> waits_;  // reply index, shard
 };
 
 }  // namespace tgw::infra::telemetry

@@ -69,6 +69,10 @@ class redis_backend {
   [[nodiscard]] redis_server* server() const noexcept {
     return server_.get();
   }
+  /// The cluster (on a cluster only): for tests that change its slots.
+  [[nodiscard]] static redis_cluster& cluster() {
+    return shared_cluster();
+  }
 
  private:
   static redis_cluster& shared_cluster() {

@@ -27,6 +27,7 @@
 
 #include "codecs/avl_encode.hpp"
 #include "codecs/imei.hpp"
+#include "infra/redis/key_slot.hpp"
 #include "tests/support/device_protocol.hpp"
 #include "tests/support/redis_backend.hpp"
 #include "tests/support/test_device.hpp"
@@ -506,6 +507,50 @@ TEST_F(Gateway, SigtermDrainsAndExitsZero) {
   EXPECT_EQ(gateway->wait(), 0);
   EXPECT_TRUE(d.closed_by_server());
   EXPECT_EQ(redis.command({"HGET", device_key(imei_a), "online"}).text, "0");
+}
+
+// On a cluster, a packet whose key shard's slot has no master (CLUSTERDOWN) gets no
+// ACK and nothing of it is stored; once the slot is served again, the device's resend
+// is ACKed and stored once. The other devices go on meanwhile.
+TEST_F(Gateway, OnAClusterAPacketWhoseSlotHasNoMasterIsNotAckedUntilItIsServedAgain) {
+  if (!backend.on_cluster()) GTEST_SKIP() << "cluster only";
+  start();
+  const char* other_imei = "356307042441021";
+  ASSERT_NE(backend.prefix(imei_a), backend.prefix(other_imei));
+  device d(port);
+  d.send(handshake(imei_a));
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  device other(port);
+  other.send(handshake(other_imei));
+  ASSERT_EQ(other.receive(1), bytes{0x01});
+  const std::uint16_t slot = infra::redis::key_slot(backend.prefix(imei_a));
+  const std::uint16_t owner = backend.cluster().master_of(slot);
+  ASSERT_NE(owner, 0);
+  ASSERT_EQ(redis_cluster::node(owner).command({"CLUSTER", "DELSLOTS", std::to_string(slot)}).text,
+            "OK");
+  // The slot is served again whatever happens below: the cluster serves later tests.
+  struct restore {
+    std::uint16_t owner, slot;
+    ~restore() {
+      redis_cluster::node(owner).command({"CLUSTER", "ADDSLOTS", std::to_string(slot)});
+    }
+  } serve_again{owner, slot};
+  const bytes pending = packet(1, 1'700'000'000'000);
+  d.send(pending);
+  EXPECT_FALSE(d.receive(4).has_value()) << "ACKed while its slot had no master";
+  EXPECT_EQ(stream_length(), 0);
+  other.send(packet(1, 1'700'000'000'000));
+  EXPECT_EQ(other.receive(4), ack(1)) << "a device of another shard was held up";
+  ASSERT_EQ(redis_cluster::node(owner).command({"CLUSTER", "ADDSLOTS", std::to_string(slot)}).text,
+            "OK");
+  ASSERT_TRUE(eventually(
+      [&] {
+        d.send(pending);
+        return d.receive(4) == ack(1);
+      },
+      20s));
+  EXPECT_EQ(telemetry_of(imei_a).elements.size(), 1U);
+  EXPECT_EQ(stream_length(), 2);
 }
 
 TEST_F(Gateway, BadFlagsAndUnreachableRedisAreClearErrors) {

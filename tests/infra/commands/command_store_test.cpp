@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "infra/redis/key_slot.hpp"
 #include "tests/infra/commands/command_test_fixture.hpp"
 
 namespace tgw::infra::commands::test {
@@ -76,6 +77,35 @@ TEST_F(CommandStore, AWaitingReaderGetsCommandsForDevicesOfEveryShard) {
     EXPECT_GT(shards_used.size(), 4U);
   }
   EXPECT_EQ(pending("A"), 0);
+}
+
+// On a cluster, a shard whose slot has no master (CLUSTERDOWN) fails alone: a reader
+// still gets the commands of the other shards.
+TEST_F(CommandStore, AShardWithoutAMasterDoesNotHoldUpTheOthersCommands) {
+  if (!backend.on_cluster()) GTEST_SKIP() << "cluster only";
+  const std::string lost = "356307042441100", served = "356307042441101";
+  ASSERT_NE(prefix(lost), prefix(served));
+  place(served, "A");
+  auto a = store("A");
+  ASSERT_TRUE(a.ensure_group(error)) << error;
+  const std::uint16_t slot = redis::key_slot(prefix(lost));
+  const std::uint16_t owner = backend.cluster().master_of(slot);
+  ASSERT_EQ(tgw::test::redis_cluster::node(owner)
+                .command({"CLUSTER", "DELSLOTS", std::to_string(slot)})
+                .text,
+            "OK");
+  struct restore {
+    std::uint16_t owner, slot;
+    ~restore() {
+      tgw::test::redis_cluster::node(owner).command({"CLUSTER", "ADDSLOTS", std::to_string(slot)});
+    }
+  } serve_again{owner, slot};
+  const auto sent = publisher().publish(served, "getinfo", 12, 300s, false, error);
+  ASSERT_TRUE(sent && sent->status == "sent") << error;
+  const auto got = a.read_new(100ms, 16, error);
+  ASSERT_TRUE(got) << error;
+  ASSERT_EQ(got->size(), 1U);
+  EXPECT_EQ(got->front().command_id, sent->command_id);
 }
 
 TEST_F(CommandStore, PublishToAnOwnerWithoutHeartbeatIsOffline) {
