@@ -216,4 +216,20 @@ bool redis_cluster::healthy() const {
   return true;
 }
 
+unserved_slot::unserved_slot(const redis_cluster& cluster, std::uint16_t slot)
+    : owner_(cluster.master_of(slot)), slot_(slot) {
+  taken_ =
+      owner_ != 0 &&
+      redis_cluster::node(owner_).command({"CLUSTER", "DELSLOTS", std::to_string(slot)}).text ==
+          "OK";
+}
+
+bool unserved_slot::serve_again() {
+  if (!taken_) return true;
+  taken_ =
+      redis_cluster::node(owner_).command({"CLUSTER", "ADDSLOTS", std::to_string(slot_)}).text !=
+      "OK";
+  return !taken_;
+}
+
 }  // namespace tgw::test

@@ -48,4 +48,25 @@ class redis_cluster {
   std::size_t masters_;
 };
 
+/// While it lives, `slot` has no master: its master gives it up (CLUSTER DELSLOTS), and
+/// commands for it get CLUSTERDOWN. Destroyed (or serve_again()), the master takes it
+/// back, so that a shared cluster serves the next test whole.
+class unserved_slot {
+ public:
+  unserved_slot(const redis_cluster& cluster, std::uint16_t slot);
+  ~unserved_slot() { serve_again(); }
+  unserved_slot(const unserved_slot&) = delete;
+  unserved_slot& operator=(const unserved_slot&) = delete;
+
+  /// Whether the master gave the slot up.
+  [[nodiscard]] bool taken() const noexcept { return taken_; }
+  /// Its master takes the slot back; true when it did (or had it).
+  bool serve_again();
+
+ private:
+  std::uint16_t owner_ = 0;
+  std::uint16_t slot_ = 0;
+  bool taken_ = false;
+};
+
 }  // namespace tgw::test

@@ -523,26 +523,15 @@ TEST_F(Gateway, OnAClusterAPacketWhoseSlotHasNoMasterIsNotAckedUntilItIsServedAg
   device other(port);
   other.send(handshake(other_imei));
   ASSERT_EQ(other.receive(1), bytes{0x01});
-  const std::uint16_t slot = infra::redis::key_slot(backend.prefix(imei_a));
-  const std::uint16_t owner = backend.cluster().master_of(slot);
-  ASSERT_NE(owner, 0);
-  ASSERT_EQ(redis_cluster::node(owner).command({"CLUSTER", "DELSLOTS", std::to_string(slot)}).text,
-            "OK");
-  // The slot is served again whatever happens below: the cluster serves later tests.
-  struct restore {
-    std::uint16_t owner, slot;
-    ~restore() {
-      redis_cluster::node(owner).command({"CLUSTER", "ADDSLOTS", std::to_string(slot)});
-    }
-  } serve_again{owner, slot};
+  unserved_slot no_master(backend.cluster(), infra::redis::key_slot(backend.prefix(imei_a)));
+  ASSERT_TRUE(no_master.taken());
   const bytes pending = packet(1, 1'700'000'000'000);
   d.send(pending);
   EXPECT_FALSE(d.receive(4).has_value()) << "ACKed while its slot had no master";
   EXPECT_EQ(stream_length(), 0);
   other.send(packet(1, 1'700'000'000'000));
   EXPECT_EQ(other.receive(4), ack(1)) << "a device of another shard was held up";
-  ASSERT_EQ(redis_cluster::node(owner).command({"CLUSTER", "ADDSLOTS", std::to_string(slot)}).text,
-            "OK");
+  ASSERT_TRUE(no_master.serve_again());
   ASSERT_TRUE(eventually(
       [&] {
         d.send(pending);

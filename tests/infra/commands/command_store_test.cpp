@@ -88,18 +88,8 @@ TEST_F(CommandStore, AShardWithoutAMasterDoesNotHoldUpTheOthersCommands) {
   place(served, "A");
   auto a = store("A");
   ASSERT_TRUE(a.ensure_group(error)) << error;
-  const std::uint16_t slot = redis::key_slot(prefix(lost));
-  const std::uint16_t owner = backend.cluster().master_of(slot);
-  ASSERT_EQ(tgw::test::redis_cluster::node(owner)
-                .command({"CLUSTER", "DELSLOTS", std::to_string(slot)})
-                .text,
-            "OK");
-  struct restore {
-    std::uint16_t owner, slot;
-    ~restore() {
-      tgw::test::redis_cluster::node(owner).command({"CLUSTER", "ADDSLOTS", std::to_string(slot)});
-    }
-  } serve_again{owner, slot};
+  tgw::test::unserved_slot no_master(backend.cluster(), redis::key_slot(prefix(lost)));
+  ASSERT_TRUE(no_master.taken());
   const auto sent = publisher().publish(served, "getinfo", 12, 300s, false, error);
   ASSERT_TRUE(sent && sent->status == "sent") << error;
   const auto got = a.read_new(100ms, 16, error);
