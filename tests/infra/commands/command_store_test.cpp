@@ -180,8 +180,12 @@ TEST_F(CommandStore, AResolveNoReplicaConfirmedIsReportedForARetry) {
   auto a = store("A");
   // The single node has no replica; each cluster master has one, so ask for one more.
   const int replicas = backend.on_cluster() ? 2 : 1;
-  const std::string short_of = "replicas: WAIT confirmed " + std::to_string(replicas - 1) + " of " +
-                               std::to_string(replicas);
+  // How many confirmed within the wait depends on how busy the box is; that it fell
+  // short of `replicas` does not.
+  const auto short_of = [&](const std::string& e) {
+    return e.starts_with("replicas: WAIT confirmed ") &&
+           e.ends_with(" of " + std::to_string(replicas));
+  };
   a.require_replicas(replicas, 100ms);
   ASSERT_TRUE(publisher().publish(imei1, "getinfo", 12, 300s, false, error)) << error;
   const auto got = a.read_new(100ms, 16, error);
@@ -189,8 +193,9 @@ TEST_F(CommandStore, AResolveNoReplicaConfirmedIsReportedForARetry) {
   const auto batch = {a.resolve_command(got->front(), {"responded", "FW:1.2", ""}, 1000)};
   const auto errors = a.run_batch(batch);
   ASSERT_EQ(errors.size(), 1U);
-  EXPECT_EQ(errors[0], short_of);
-  EXPECT_EQ(a.run_batch(batch)[0], short_of);
+  EXPECT_TRUE(short_of(errors[0])) << errors[0];
+  const std::string again = a.run_batch(batch)[0];
+  EXPECT_TRUE(short_of(again)) << again;
   EXPECT_EQ(responses().size(), 1U);
   a.require_replicas(0, 100ms);
   EXPECT_EQ(a.run_batch(batch)[0], "");
