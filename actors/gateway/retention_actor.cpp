@@ -14,6 +14,11 @@ void retention_status::update(infra::telemetry::retention_view view, std::int64_
   trimmed_total_ += trimmed;
 }
 
+void retention_status::add_trimmed(std::int64_t trimmed) {
+  const std::lock_guard lock(mutex_);
+  trimmed_total_ += trimmed;
+}
+
 infra::telemetry::retention_view retention_status::view() const {
   const std::lock_guard lock(mutex_);
   return view_;
@@ -60,6 +65,8 @@ caf::behavior retention_actor(caf::event_based_actor* self, const retention_conf
           status->update(
               views.size() == 1 ? std::move(views.front()) : infra::telemetry::combine(views),
               trimmed_total);
+        else
+          status->add_trimmed(trimmed_total);
         self->delayed_send(self, config.interval, retain_atom::value);
       },
   };

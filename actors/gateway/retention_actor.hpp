@@ -17,6 +17,9 @@ namespace tgw::actors::gateway {
 class retention_status {
  public:
   void update(infra::telemetry::retention_view view, std::int64_t trimmed);
+  /// Counts entries trimmed by a pass that could not read every stream (and so leaves
+  /// the last full view standing).
+  void add_trimmed(std::int64_t trimmed);
   [[nodiscard]] infra::telemetry::retention_view view() const;
   [[nodiscard]] std::int64_t trimmed_total() const;
 

@@ -5,6 +5,7 @@
 
 #include "infra/commands/command_library.hpp"
 #include "infra/registry/registry_store.hpp"
+#include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::infra::commands {
 namespace {
@@ -29,10 +30,6 @@ std::int64_t now_s() {
 bool is_imei(const std::string& s) {
   return s.size() == 15 &&
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-std::string journal_key(const std::string& imei, std::string_view prefix) {
-  return std::string(prefix).append("journal:").append(imei);
 }
 
 }  // namespace
@@ -263,7 +260,7 @@ std::vector<std::string> command_store::resolve_command(const command_entry& ent
   const std::string& prefix = shards_.prefix(entry.shard);
   std::vector<std::string> argv = {"FCALL", "tgw_cmd_resolve", journal ? "3" : "2",
                                    stream(entry.shard), keys::responses_in(prefix)};
-  if (journal) argv.push_back(journal_key(entry.target_imei, prefix));
+  if (journal) argv.push_back(telemetry::keys::journal(entry.target_imei, prefix));
   argv.insert(argv.end(),
               {consumer_group, entry.entry_id, entry.command_id, outcome.status, outcome.response,
                outcome.failure_reason, instance_, std::to_string(journal_maxlen)});
@@ -276,7 +273,7 @@ std::vector<std::string> command_store::dispatched_command(const command_entry& 
   return {"FCALL",
           "tgw_cmd_dispatched",
           "1",
-          journal_key(entry.target_imei, shards_.prefix_of(entry.target_imei)),
+          telemetry::keys::journal(entry.target_imei, shards_.prefix_of(entry.target_imei)),
           entry.command_id,
           std::to_string(entry.codec),
           instance_,
