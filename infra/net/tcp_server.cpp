@@ -67,15 +67,13 @@ std::string read_failure(const boost::system::error_code& ec) {
 class tcp_connection final : public device_link,
                              public std::enable_shared_from_this<tcp_connection> {
  public:
-  tcp_connection(tcp_server& server, connection_socket socket, const connection_limits& limits)
+  tcp_connection(tcp_server& server, connection_socket socket)
       : server_(server),
-        alive_(server.alive_),
+        settings_(server.settings_),
         socket_(std::move(socket)),
         executor_(socket_.get_executor()),
         timer_(executor_),
-        framer_(limits.max_frame_size, true),
-        limits_(limits),
-        security_(server.security_) {
+        framer_(settings_->limits.max_frame_size, true) {
     boost::system::error_code ec;
     const auto remote = socket_.remote_endpoint(ec);
     if (!ec) {
@@ -94,9 +92,10 @@ class tcp_connection final : public device_link,
   void start() {
     asio::post(executor_, [self = shared_from_this()]() mutable {
       if (self->closed_) return;
-      self->deadline_ = std::chrono::steady_clock::now() + self->limits_.handshake_timeout;
+      self->deadline_ =
+          std::chrono::steady_clock::now() + self->settings_->limits.handshake_timeout;
       self->arm_timer();
-      if (self->security_.proxy != proxy_mode::off) {
+      if (self->settings_->security.proxy != proxy_mode::off) {
         self->phase_ = phase::proxy;
         self->wait_socket(tcp::socket::wait_read);
       } else {
@@ -158,14 +157,14 @@ class tcp_connection final : public device_link,
       shutdown(ec ? "read failed: " + ec.message() : "peer closed before its PROXY header");
       return;
     }
-    const proxy_parse p = parse_proxy_header(std::span(head).first(n), security_.proxy);
+    const proxy_parse p = parse_proxy_header(std::span(head).first(n), settings_->security.proxy);
     if (p.status == proxy_status::need_more) {
       // Peeked bytes stay in the socket; the next segment wakes the wait again.
       wait_socket(tcp::socket::wait_read);
       return;
     }
     if (p.status == proxy_status::error) {
-      if (*alive_) server_.counters_.refused_proxy.fetch_add(1, std::memory_order_relaxed);
+      if (settings_->alive) server_.counters_.refused_proxy.fetch_add(1, std::memory_order_relaxed);
       shutdown("PROXY protocol: " + p.error);
       return;
     }
@@ -186,28 +185,31 @@ class tcp_connection final : public device_link,
   }
 
   void after_proxy() {
-    if (security_.limits && security_.limits->enabled() && !is_loopback(device_)) {
+    if (settings_->security.limits && settings_->security.limits->enabled() &&
+        !is_loopback(device_)) {
       limit_key_ = address_key();
-      const address_verdict v = security_.limits->admit(limit_key_);
+      const address_verdict v = settings_->security.limits->admit(limit_key_);
       if (v != address_verdict::admitted) {
         limit_key_.clear();
-        if (*alive_) server_.counters_.refused_address.fetch_add(1, std::memory_order_relaxed);
+        if (settings_->alive)
+          server_.counters_.refused_address.fetch_add(1, std::memory_order_relaxed);
         shutdown(v == address_verdict::over_rate
                      ? "refused: too many new connections from " + address_text()
                      : "refused: too many handshakes in progress from " + address_text());
         return;
       }
     }
-    if (security_.tls) {
+    if (settings_->security.tls) {
       phase_ = phase::tls;
-      if (security_.handshakes && !security_.handshakes->enter(
-                                      [weak = weak_from_this()] {
-                                        auto self = weak.lock();
-                                        if (!self) return false;
-                                        asio::post(self->executor_, [self] { self->begin_tls(); });
-                                        return true;
-                                      },
-                                      gate_ticket_)) {
+      if (settings_->security.handshakes && !settings_->security.handshakes->enter(
+                                                [weak = weak_from_this()] {
+                                                  auto self = weak.lock();
+                                                  if (!self) return false;
+                                                  asio::post(self->executor_,
+                                                             [self] { self->begin_tls(); });
+                                                  return true;
+                                                },
+                                                gate_ticket_)) {
         return;  // Waits for a slot; the handshake timeout runs meanwhile.
       }
       begin_tls();
@@ -218,13 +220,13 @@ class tcp_connection final : public device_link,
 
   // With a slot of the handshake gate, if there is one.
   void begin_tls() {
-    holds_gate_ = security_.handshakes != nullptr;
+    holds_gate_ = settings_->security.handshakes != nullptr;
     gate_ticket_ = 0;
     if (closed_) {
       leave_gate();
       return;
     }
-    const auto context = security_.tls->current();
+    const auto context = settings_->security.tls->current();
     try {
       tls_ = std::make_unique<tls_channel>(*context, socket_.native_handle());
     } catch (const std::exception& e) {
@@ -236,12 +238,12 @@ class tcp_connection final : public device_link,
 
   void leave_gate() {
     if (gate_ticket_ != 0) {
-      security_.handshakes->withdraw(gate_ticket_);
+      settings_->security.handshakes->withdraw(gate_ticket_);
       gate_ticket_ = 0;
     }
     if (!holds_gate_) return;
     holds_gate_ = false;
-    security_.handshakes->leave();
+    settings_->security.handshakes->leave();
   }
 
   void continue_handshake() {
@@ -249,7 +251,8 @@ class tcp_connection final : public device_link,
     const tls_result r = tls_->handshake(error);
     switch (r.status) {
       case tls_status::done:
-        if (*alive_) server_.counters_.tls_established.fetch_add(1, std::memory_order_relaxed);
+        if (settings_->alive)
+          server_.counters_.tls_established.fetch_add(1, std::memory_order_relaxed);
         leave_gate();
         begin_framing();
         return;
@@ -260,11 +263,11 @@ class tcp_connection final : public device_link,
         wait_socket(tcp::socket::wait_write);
         return;
       case tls_status::closed:
-        if (*alive_) server_.counters_.tls_failed.fetch_add(1, std::memory_order_relaxed);
+        if (settings_->alive) server_.counters_.tls_failed.fetch_add(1, std::memory_order_relaxed);
         shutdown("peer closed during the TLS handshake");
         return;
       case tls_status::failed:
-        if (*alive_) server_.counters_.tls_failed.fetch_add(1, std::memory_order_relaxed);
+        if (settings_->alive) server_.counters_.tls_failed.fetch_add(1, std::memory_order_relaxed);
         // Plain device bytes start with 00 0F (the IMEI length), no TLS record.
         shutdown("TLS handshake failed: " + error +
                  (error.find("wrong version") != std::string::npos ||
@@ -278,7 +281,7 @@ class tcp_connection final : public device_link,
 
   void begin_framing() {
     phase_ = phase::framing;
-    if (!*alive_) {
+    if (!settings_->alive) {
       shutdown("shutdown");
       return;
     }
@@ -306,7 +309,7 @@ class tcp_connection final : public device_link,
 
   void release_limit() {
     if (limit_key_.empty()) return;
-    security_.limits->handshake_over(limit_key_);
+    settings_->security.limits->handshake_over(limit_key_);
     limit_key_.clear();
   }
 
@@ -330,7 +333,7 @@ class tcp_connection final : public device_link,
   // left in OpenSSL waits for readability, as OpenSSL reads the socket itself. Memory
   // is taken only while bytes are in.
   void wait_readable() {
-    if (closed_ || reading_ || in_flight_ >= limits_.max_frames_in_flight) return;
+    if (closed_ || reading_ || in_flight_ >= settings_->limits.max_frames_in_flight) return;
     if (unread_) {
       // The socket is edge-triggered: bytes already there announce themselves no
       // more, so read them rather than wait. Posted, so other connections get a turn.
@@ -473,7 +476,7 @@ class tcp_connection final : public device_link,
       if (r.status.code == codecs::errc::need_more) break;
       if (!r.status.ok()) {
         const auto code = static_cast<std::size_t>(r.status.code);
-        if (*alive_ && code < server_.counters_.framing_errors.size())
+        if (settings_->alive && code < server_.counters_.framing_errors.size())
           server_.counters_.framing_errors[code].fetch_add(1, std::memory_order_relaxed);
         shutdown(std::string("framing error: ") + std::string(codecs::to_string(r.status.code)) +
                  " at stream offset " + std::to_string(r.status.offset));
@@ -483,7 +486,7 @@ class tcp_connection final : public device_link,
       if (r.value.kind == codecs::frame_kind::imei && !identified_) {
         identified_ = true;
         release_limit();
-        deadline_ = last_read_ + limits_.idle_timeout;
+        deadline_ = last_read_ + settings_->limits.idle_timeout;
       }
       listener_->on_frame(r.value);
     }
@@ -578,7 +581,7 @@ class tcp_connection final : public device_link,
                                                     : "handshake timeout");
         return;
       }
-      const auto idle_until = self->last_read_ + self->limits_.idle_timeout;
+      const auto idle_until = self->last_read_ + self->settings_->limits.idle_timeout;
       if (std::chrono::steady_clock::now() >= idle_until) {
         self->shutdown("idle timeout");
         return;
@@ -609,17 +612,15 @@ class tcp_connection final : public device_link,
       spdlog::info("connection from {}{}: closed before its handshake: {}", peer_,
                    via_.empty() ? "" : " via " + via_, reason);
     }
-    if (*alive_) server_.forget(this);
+    if (settings_->alive) server_.forget(this);
   }
 
   tcp_server& server_;
-  std::shared_ptr<bool> alive_;
+  std::shared_ptr<const tcp_server::connection_settings> settings_;
   connection_socket socket_;
   executor_type executor_;
   connection_timer timer_;
   codecs::tcp_framer framer_;
-  const connection_limits limits_;
-  const listener_security security_;
   std::unique_ptr<tls_channel> tls_;
   std::shared_ptr<capture::capture_recorder> capture_;
   std::uint64_t capture_id_ = 0;
@@ -644,7 +645,7 @@ class tcp_connection final : public device_link,
   bool writing_ = false;
   bool identified_ = false;
   bool closed_ = false;
-  bool holds_gate_ = false;        ///< A slot of security_.handshakes is this connection's.
+  bool holds_gate_ = false;        ///< Whether a slot of the handshake gate is this connection's.
   std::uint64_t gate_ticket_ = 0;  ///< Its place in that gate's line while it waits.
 };
 
@@ -654,10 +655,11 @@ tcp_server::tcp_server(io_pool& pool, const tcp::endpoint& where, connection_lim
                        listener_security security)
     : pool_(pool),
       acceptor_(asio::make_strand(pool.front())),
-      limits_(limits),
       make_listener_(std::move(make_listener)),
       capture_(std::move(capture)),
-      security_(std::move(security)) {
+      settings_(std::make_shared<connection_settings>()) {
+  settings_->limits = limits;
+  settings_->security = std::move(security);
   acceptor_.open(where.protocol());
   acceptor_.set_option(tcp::acceptor::reuse_address(true));
   acceptor_.bind(where);
@@ -666,7 +668,7 @@ tcp_server::tcp_server(io_pool& pool, const tcp::endpoint& where, connection_lim
 }
 
 tcp_server::~tcp_server() {
-  *alive_ = false;
+  settings_->alive = false;
   std::lock_guard lock(mutex_);
   live_.clear();
 }
@@ -697,13 +699,13 @@ void tcp_server::accept_next() {
                                                              connection_socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
     if (!ec) {
-      if (static_cast<std::size_t>(counters_.open.load()) >= limits_.max_connections) {
+      if (static_cast<std::size_t>(counters_.open.load()) >= settings_->limits.max_connections) {
         counters_.refused_over_limit.fetch_add(1);
         boost::system::error_code ignored;
         socket.close(ignored);
       } else {
         counters_.accepted.fetch_add(1);
-        auto c = std::make_shared<tcp_connection>(*this, std::move(socket), limits_);
+        auto c = std::make_shared<tcp_connection>(*this, std::move(socket));
         {
           std::lock_guard lock(mutex_);
           live_.insert(c.get());

@@ -100,17 +100,25 @@ class tcp_server {
   void accept_next();
   void forget(tcp_connection* c);
 
+  /// What every connection of the server reads. A connection holds it, not copies:
+  /// one pointer keeps an idle connection small. It outlives the server while a
+  /// handler still holds a connection at shutdown, so `alive` tells a connection
+  /// whether the server's counters are still there.
+  struct connection_settings {
+    connection_limits limits;
+    listener_security security;
+    std::atomic<bool> alive{true};
+  };
+
   io_pool& pool_;
   tcp::acceptor acceptor_;
-  connection_limits limits_;
   listener_factory make_listener_;
   std::shared_ptr<capture::capture_recorder> capture_;
-  listener_security security_;
+  std::shared_ptr<connection_settings> settings_;
   std::uint16_t port_ = 0;
   server_counters counters_;
   std::mutex mutex_;
   std::unordered_set<tcp_connection*> live_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace tgw::infra::net
