@@ -71,8 +71,7 @@ class tcp_connection final : public device_link,
       : server_(server),
         settings_(server.settings_),
         socket_(std::move(socket)),
-        executor_(socket_.get_executor()),
-        timer_(executor_),
+        timer_(socket_.get_executor()),
         framer_(settings_->limits.max_frame_size, true) {
     boost::system::error_code ec;
     const auto remote = socket_.remote_endpoint(ec);
@@ -90,11 +89,9 @@ class tcp_connection final : public device_link,
   }
 
   void start() {
-    asio::post(executor_, [self = shared_from_this()]() mutable {
+    asio::post(executor(), [self = shared_from_this()]() mutable {
       if (self->closed_) return;
-      self->deadline_ =
-          std::chrono::steady_clock::now() + self->settings_->limits.handshake_timeout;
-      self->arm_timer();
+      self->arm_timer(std::chrono::steady_clock::now() + self->settings_->limits.handshake_timeout);
       if (self->settings_->security.proxy != proxy_mode::off) {
         self->phase_ = phase::proxy;
         self->wait_socket(tcp::socket::wait_read);
@@ -105,16 +102,16 @@ class tcp_connection final : public device_link,
   }
 
   void send(std::vector<std::uint8_t> bytes) override {
-    asio::post(executor_, [self = shared_from_this(), b = std::move(bytes)]() mutable {
+    asio::post(executor(), [self = shared_from_this(), b = std::move(bytes)]() mutable {
       self->queue_write(std::move(b));
     });
   }
 
   void close(std::string reason) override {
-    asio::post(executor_, [self = shared_from_this(), r = std::move(reason)]() mutable {
+    asio::post(executor(), [self = shared_from_this(), r = std::move(reason)]() mutable {
       if (self->closed_) return;
       if (self->writing_) {
-        self->close_after_writes_ = std::move(r);
+        self->close_after_writes_ = std::make_unique<std::string>(std::move(r));
       } else {
         self->shutdown(r);
       }
@@ -122,22 +119,24 @@ class tcp_connection final : public device_link,
   }
 
   void frame_done() override {
-    asio::post(executor_, [self = shared_from_this()] { self->finish_frame(); });
+    asio::post(executor(), [self = shared_from_this()] { self->finish_frame(); });
   }
 
   void answer_frame(std::vector<std::uint8_t> reply) override {
-    asio::post(executor_, [self = shared_from_this(), b = std::move(reply)]() mutable {
+    asio::post(executor(), [self = shared_from_this(), b = std::move(reply)]() mutable {
       self->queue_write(std::move(b));
       self->finish_frame();
     });
   }
 
   [[nodiscard]] const std::string& peer() const override { return peer_; }
-  [[nodiscard]] const std::string& via() const override { return via_; }
+  [[nodiscard]] const std::string& via() const override {
+    return via_ ? *via_ : device_link::via();
+  }
 
   /// From any thread: close on the connection's thread.
   void abort(const std::string& reason) {
-    asio::post(executor_, [self = shared_from_this(), reason] { self->shutdown(reason); });
+    asio::post(executor(), [self = shared_from_this(), reason] { self->shutdown(reason); });
   }
 
  private:
@@ -175,7 +174,7 @@ class tcp_connection final : public device_link,
       return;
     }
     if (p.header.has_addresses) {
-      via_ = peer_;
+      via_ = std::make_unique<std::string>(peer_);
       device_ = p.header.source;
       gateway_ = p.header.destination;
       peer_ = device_.to_string();
@@ -187,10 +186,9 @@ class tcp_connection final : public device_link,
   void after_proxy() {
     if (settings_->security.limits && settings_->security.limits->enabled() &&
         !is_loopback(device_)) {
-      limit_key_ = address_key();
-      const address_verdict v = settings_->security.limits->admit(limit_key_);
-      if (v != address_verdict::admitted) {
-        limit_key_.clear();
+      const address_verdict v = settings_->security.limits->admit(address_key());
+      holds_limit_ = v == address_verdict::admitted;
+      if (!holds_limit_) {
         if (settings_->alive)
           server_.counters_.refused_address.fetch_add(1, std::memory_order_relaxed);
         shutdown(v == address_verdict::over_rate
@@ -205,7 +203,7 @@ class tcp_connection final : public device_link,
                                                 [weak = weak_from_this()] {
                                                   auto self = weak.lock();
                                                   if (!self) return false;
-                                                  asio::post(self->executor_,
+                                                  asio::post(self->executor(),
                                                              [self] { self->begin_tls(); });
                                                   return true;
                                                 },
@@ -286,8 +284,8 @@ class tcp_connection final : public device_link,
       return;
     }
     if (server_.capture_ && known_endpoints_) {
-      capture_ = server_.capture_;
-      capture_id_ = capture_->open(device_, gateway_);
+      const auto id = server_.capture_->open(device_, gateway_);
+      capture_ = std::make_unique<captured>(captured{server_.capture_, id});
     }
     listener_ = server_.make_listener_(shared_from_this());
     if (tls_) {
@@ -308,9 +306,9 @@ class tcp_connection final : public device_link,
   }
 
   void release_limit() {
-    if (limit_key_.empty()) return;
-    settings_->security.limits->handshake_over(limit_key_);
-    limit_key_.clear();
+    if (!holds_limit_) return;
+    settings_->security.limits->handshake_over(address_key());
+    holds_limit_ = false;
   }
 
   // --- data path ------------------------------------------------------------------
@@ -318,7 +316,7 @@ class tcp_connection final : public device_link,
   // On the connection's thread: bytes for the device, behind what is already queued.
   void queue_write(std::vector<std::uint8_t> b) {
     if (closed_) return;
-    if (capture_) capture_->data(capture_id_, false, b);
+    if (capture_) capture_->recorder->data(capture_->id, false, b);
     writes_.push_back(std::move(b));
     if (!writing_) write_next();
   }
@@ -338,7 +336,7 @@ class tcp_connection final : public device_link,
       // The socket is edge-triggered: bytes already there announce themselves no
       // more, so read them rather than wait. Posted, so other connections get a turn.
       reading_ = true;
-      asio::post(executor_, [self = shared_from_this()] {
+      asio::post(executor(), [self = shared_from_this()] {
         self->reading_ = false;
         if (!self->closed_) self->read_available();
       });
@@ -469,7 +467,7 @@ class tcp_connection final : public device_link,
   // and read or wait for more.
   void take_received(std::span<const std::uint8_t> fresh, bool more_in_socket) {
     unread_ = more_in_socket;
-    if (capture_) capture_->data(capture_id_, true, fresh);
+    if (capture_) capture_->recorder->data(capture_->id, true, fresh);
     last_read_ = std::chrono::steady_clock::now();
     while (!closed_) {
       const codecs::frame_result r = framer_.next();
@@ -486,7 +484,6 @@ class tcp_connection final : public device_link,
       if (r.value.kind == codecs::frame_kind::imei && !identified_) {
         identified_ = true;
         release_limit();
-        deadline_ = last_read_ + settings_->limits.idle_timeout;
       }
       listener_->on_frame(r.value);
     }
@@ -564,15 +561,15 @@ class tcp_connection final : public device_link,
     writes_.erase(writes_.begin());
     if (!writes_.empty()) {
       write_next();
-    } else if (!close_after_writes_.empty()) {
-      shutdown(close_after_writes_);
+    } else if (close_after_writes_) {
+      shutdown(*close_after_writes_);
     }
   }
 
   // One timer serves both deadlines. It is not re-armed on every read: when it fires
   // it checks the time of the last read and sleeps again for the remainder.
-  void arm_timer() {
-    timer_.expires_at(deadline_);
+  void arm_timer(std::chrono::steady_clock::time_point at) {
+    timer_.expires_at(at);
     timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       if (ec || self->closed_) return;
       if (!self->identified_) {
@@ -586,8 +583,7 @@ class tcp_connection final : public device_link,
         self->shutdown("idle timeout");
         return;
       }
-      self->deadline_ = idle_until;
-      self->arm_timer();
+      self->arm_timer(idle_until);
     });
   }
 
@@ -603,27 +599,35 @@ class tcp_connection final : public device_link,
     socket_.close(ec);
     // A write in flight still reads its buffer; the write handler frees it.
     if (!writing_) writes_.clear();
-    if (capture_) capture_->close(capture_id_, reason == "peer closed");
+    if (capture_) capture_->recorder->close(capture_->id, reason == "peer closed");
     if (listener_) {
       listener_->on_closed(reason);
       listener_.reset();  // breaks the cycle session -> link -> listener -> session
     } else if (reason != "shutdown") {
       // No session was made: the preamble's outcome is told here or nowhere.
       spdlog::info("connection from {}{}: closed before its handshake: {}", peer_,
-                   via_.empty() ? "" : " via " + via_, reason);
+                   via_ ? " via " + *via_ : "", reason);
     }
     if (settings_->alive) server_.forget(this);
   }
 
+  // The socket's executor, the connection's io thread. Read from any thread: it is
+  // set when the socket is made and never changes, and a copy of its own would cost
+  // every connection 8 bytes.
+  executor_type executor() { return socket_.get_executor(); }
+
   tcp_server& server_;
   std::shared_ptr<const tcp_server::connection_settings> settings_;
   connection_socket socket_;
-  executor_type executor_;
   connection_timer timer_;
   codecs::tcp_framer framer_;
   std::unique_ptr<tls_channel> tls_;
-  std::shared_ptr<capture::capture_recorder> capture_;
-  std::uint64_t capture_id_ = 0;
+  /// The capture of this connection, when the instance records one.
+  struct captured {
+    std::shared_ptr<capture::capture_recorder> recorder;
+    std::uint64_t id = 0;
+  };
+  std::unique_ptr<captured> capture_;
   std::unique_ptr<connection_listener> listener_;
   // A vector, not a deque: libstdc++'s deque allocates a 512-byte block and its map
   // when constructed, for every idle connection. The queue is rarely longer than one.
@@ -632,12 +636,10 @@ class tcp_connection final : public device_link,
   capture::ip_endpoint device_;
   capture::ip_endpoint gateway_;
   std::string peer_;
-  std::string via_;
-  std::string limit_key_;  ///< The address holding a handshake in the limits, if any.
-  std::string close_after_writes_;
-  std::chrono::steady_clock::time_point deadline_;
+  std::unique_ptr<std::string> via_;  ///< Only behind a balancer that sent a PROXY header.
+  std::unique_ptr<std::string> close_after_writes_;  ///< Rare: a pointer, not a string.
   std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
-  std::size_t in_flight_ = 0;
+  std::uint32_t in_flight_ = 0;
   phase phase_ = phase::framing;
   bool known_endpoints_ = false;
   bool reading_ = false;
@@ -645,9 +647,16 @@ class tcp_connection final : public device_link,
   bool writing_ = false;
   bool identified_ = false;
   bool closed_ = false;
+  bool holds_limit_ = false;       ///< This connection holds a handshake in its address's limits.
   bool holds_gate_ = false;        ///< Whether a slot of the handshake gate is this connection's.
   std::uint64_t gate_ticket_ = 0;  ///< Its place in that gate's line while it waits.
 };
+
+// Every device holds one, idle or not. With make_shared's 16-byte header it fits
+// jemalloc's 640-byte size class (docs/PERFORMANCE.md, "Step 6"); a member that pushes
+// it past costs each connection the next class, 128 bytes more. Rare state goes behind
+// a pointer.
+static_assert(sizeof(tcp_connection) + 16 <= 640, "tcp_connection outgrew its size class");
 
 tcp_server::tcp_server(io_pool& pool, const tcp::endpoint& where, connection_limits limits,
                        listener_factory make_listener,
