@@ -40,8 +40,12 @@ struct session_state {
   std::vector<pending_packet> persisting;
   commands::device_commands commands;
   /// A command whose dispatch is journaled but that waits for AVL ACKs to be written.
-  std::vector<std::uint8_t> command_frame;
-  std::string command_frame_id;
+  /// Rare, so behind a pointer: an idle session does not carry its buffers.
+  struct waiting_command {
+    std::vector<std::uint8_t> frame;
+    std::string entry_id;
+  };
+  std::unique_ptr<waiting_command> command_waiting;
   std::uint64_t packets = 0;
   std::uint64_t records = 0;
   std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
@@ -204,18 +208,18 @@ class session_context : public std::enable_shared_from_this<session_context> {
 
   // Writes a journaled command frame unless AVL ACKs are owed, then starts its timer.
   void write_command() {
-    if (state_.command_frame.empty() || !state_.persisting.empty()) return;
-    link_->send(std::move(state_.command_frame));
-    state_.command_frame.clear();
+    if (!state_.command_waiting || !state_.persisting.empty()) return;
+    const auto waiting = std::move(state_.command_waiting);
+    link_->send(std::move(waiting->frame));
     counters_.commands_written.fetch_add(1, std::memory_order_relaxed);
     self_->delayed_send(self_, config_->command_timeout, commands::cmd_timeout_atom::value,
-                        state_.command_frame_id);
+                        std::move(waiting->entry_id));
   }
 
   // Starts the next queued command if the device is free: write it now, or once the
   // AVL ACKs owed are written.
   void next_command() {
-    if (!state_.handshake_answered || !config_->responder || !state_.command_frame.empty()) return;
+    if (!state_.handshake_answered || !config_->responder || state_.command_waiting) return;
     std::vector<commands::resolved_command> expired;
     const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
                            std::chrono::system_clock::now().time_since_epoch())
@@ -234,8 +238,8 @@ class session_context : public std::enable_shared_from_this<session_context> {
     }
     // command_dispatched is already in the journal: the reader appends it before it
     // hands a command to its session, so the write follows no extra round trip.
-    state_.command_frame = std::move(frame);
-    state_.command_frame_id = entry->entry_id;
+    state_.command_waiting = std::make_unique<session_state::waiting_command>(
+        session_state::waiting_command{std::move(frame), entry->entry_id});
     write_command();
   }
 
