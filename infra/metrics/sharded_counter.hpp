@@ -11,36 +11,9 @@ namespace tgw::infra::metrics {
 /// Assumed size of a cache line; slots on different lines are never written together.
 inline constexpr std::size_t cache_line = 64;
 
-/// A counter that every packet touches, from many threads. A plain atomic would be one
-/// cache line that each increment takes from whichever core wrote it last; here each
-/// thread adds to its own slot (thread_slot()) and a read sums the slots. Reads are
-/// for the metrics endpoint and for waits at shutdown: a sum of relaxed loads, not a
-/// snapshot. T may be signed: a gauge raised on one thread and lowered on another
-/// leaves slots below zero, and their sum is still right.
-template <typename T>
-class sharded_counter {
- public:
-  void fetch_add(T v, std::memory_order = std::memory_order_relaxed) noexcept {
-    slots_[thread_slot()].value.fetch_add(v, std::memory_order_relaxed);
-  }
-  void fetch_sub(T v, std::memory_order = std::memory_order_relaxed) noexcept {
-    slots_[thread_slot()].value.fetch_sub(v, std::memory_order_relaxed);
-  }
-  [[nodiscard]] T load(std::memory_order = std::memory_order_relaxed) const noexcept {
-    T sum{};
-    for (const slot& s : slots_) sum += s.value.load(std::memory_order_relaxed);
-    return sum;
-  }
-
- private:
-  struct alignas(cache_line) slot {
-    std::atomic<T> value{};
-  };
-  std::array<slot, thread_slots> slots_{};
-};
-
-/// N counters indexed by a small key (a codec id, an error code), sharded as
-/// sharded_counter is: each thread writes its own copy of the whole array.
+/// N counters indexed by a small key (a codec id, an error code), sharded by thread:
+/// each thread writes its own copy of the whole array, on cache lines of its own, and
+/// a read sums the copies (see sharded_counter).
 template <typename T, std::size_t N>
 class sharded_counter_array {
  public:
@@ -67,6 +40,9 @@ class sharded_counter_array {
     void fetch_add(T v, std::memory_order = std::memory_order_relaxed) noexcept {
       writable_->slots_[thread_slot()].values[this->index_].fetch_add(v, std::memory_order_relaxed);
     }
+    void fetch_sub(T v, std::memory_order = std::memory_order_relaxed) noexcept {
+      writable_->slots_[thread_slot()].values[this->index_].fetch_sub(v, std::memory_order_relaxed);
+    }
 
    private:
     friend class sharded_counter_array;
@@ -86,6 +62,29 @@ class sharded_counter_array {
     std::array<std::atomic<T>, N> values{};
   };
   std::array<slot, thread_slots> slots_{};
+};
+
+/// A counter that every packet touches, from many threads. A plain atomic would be one
+/// cache line that each increment takes from whichever core wrote it last; here each
+/// thread adds to its own slot (thread_slot()) and a read sums the slots. Reads are
+/// for the metrics endpoint and for waits at shutdown: a sum of relaxed loads, not a
+/// snapshot. T may be signed: a gauge raised on one thread and lowered on another
+/// leaves slots below zero, and their sum is still right.
+template <typename T>
+class sharded_counter {
+ public:
+  void fetch_add(T v, std::memory_order = std::memory_order_relaxed) noexcept {
+    one_[0].fetch_add(v);
+  }
+  void fetch_sub(T v, std::memory_order = std::memory_order_relaxed) noexcept {
+    one_[0].fetch_sub(v);
+  }
+  [[nodiscard]] T load(std::memory_order = std::memory_order_relaxed) const noexcept {
+    return one_[0].load();
+  }
+
+ private:
+  sharded_counter_array<T, 1> one_;
 };
 
 }  // namespace tgw::infra::metrics
