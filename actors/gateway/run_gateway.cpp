@@ -450,9 +450,11 @@ int run_gateway(const infra::serve_options& o) {
   config->responder = responder_handle;
   config->command_queue_limit = o.command_queue;
   config->command_timeout = std::chrono::milliseconds{o.command_timeout_ms};
+  writer_config writing;
+  writing.linger = std::chrono::microseconds{o.writer_linger_us};
   for (int i = 0; i < shards; ++i)
-    config->writers.push_back(actors.add(system.spawn<caf::detached>(
-        telemetry_writer, writer_config{}, make_store(i), i, counters)));
+    config->writers.push_back(actors.add(
+        system.spawn<caf::detached>(telemetry_writer, writing, make_store(i), i, counters)));
   std::shared_ptr<const session_config> shared_config = config;
   // UDP datagrams of every device go through one actor.
   const auto udp_idle =

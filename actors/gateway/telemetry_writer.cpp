@@ -1,6 +1,7 @@
 #include "actors/gateway/telemetry_writer.hpp"
 
 #include <algorithm>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
@@ -25,6 +26,7 @@ struct writer_state {
   std::vector<write_op> ops;
   std::vector<reply_to> replies;
   bool flush_queued = false;
+  bool lingered = false;
   bool down = false;
   std::string down_reason;
   std::chrono::steady_clock::time_point retry_at{};
@@ -38,9 +40,21 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
                                int shard,
                                const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   auto state = std::make_shared<writer_state>();
-  auto flush = [config, store, state, shard, counters] {
+  auto flush = [self, config, store, state, shard, counters] {
     state->flush_queued = false;
     if (state->ops.empty()) return;
+    if (!state->lingered && config.linger.count() > 0 && state->ops.size() < config.max_batch &&
+        !state->down) {
+      // The writer has a thread of its own (it blocks on Redis anyway): sleeping here
+      // lets the writes that arrive meanwhile queue behind the flush sent below, and
+      // join this batch.
+      std::this_thread::sleep_for(config.linger);
+      state->lingered = true;
+      state->flush_queued = true;
+      self->send(self, flush_atom::value);
+      return;
+    }
+    state->lingered = false;
     std::vector<write_outcome> outcomes;
     const auto now = std::chrono::steady_clock::now();
     if (state->down && now < state->retry_at) {

@@ -13,6 +13,9 @@ namespace tgw::actors::gateway {
 struct writer_config {
   std::size_t max_batch = 512;  ///< Writes per Redis round trip at most.
   std::chrono::milliseconds max_backoff{5000};
+  /// How long a batch that is not full waits for more writes before it goes to Redis
+  /// (0: it goes as soon as the writer has read its mailbox).
+  std::chrono::microseconds linger{0};
 };
 
 /// One shard of the telemetry writer. It gathers every write that is in its mailbox
@@ -20,7 +23,10 @@ struct writer_config {
 /// pipelined round trip, then answers each: a request through its promise, an ingest
 /// message with (persisted_atom, outcome) to its sender, in arrival order.
 /// Batching costs no timer: the flush message it sends itself queues behind whatever
-/// writes already arrived. While Redis is down it answers at once with the error
+/// writes already arrived. With a linger, a batch that is not full first waits that
+/// long (the thread sleeps; it is the writer's own) and sends the flush again, so the
+/// writes that came meanwhile join it: fewer, larger round trips for a little latency.
+/// While Redis is down it answers at once with the error
 /// (so no device is ACKed) and retries the connection with exponential backoff,
 /// logging the outage once. Spawn it detached: the store blocks.
 caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config& config,

@@ -65,6 +65,12 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_WRITER_SHARDS")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
+  cmd->add_option("--writer-linger-us", o->writer_linger_us,
+                  "How long a telemetry writer holds a batch that is not full for more "
+                  "writes before sending it to Redis (0: send at once)")
+      ->envname("TGW_WRITER_LINGER_US")
+      ->check(CLI::Range(0, 100'000))
+      ->capture_default_str();
   cmd->add_option("--crc", o->crc, "strict: bad CRC gets no ACK; ignore: accept and flag")
       ->envname("TGW_CRC")
       ->check(CLI::IsMember({"strict", "ignore"}))

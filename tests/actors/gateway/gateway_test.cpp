@@ -206,9 +206,11 @@ TEST_F(Gateway, AcksTheRecordCountAfterStoringEveryField) {
 }
 
 // Connections are spread over the io threads, one io_context each; devices on every
-// thread get their ACKs, and a device's packets stay in order on its thread.
+// thread get their ACKs, and a device's packets stay in order on its thread. The
+// writers linger for more writes before each batch, which delays ACKs, not loses them.
 TEST_F(Gateway, DevicesSpreadOverSeveralIoThreadsAreAllServed) {
-  start({"--io-threads", "3", "--actor-threads", "2", "--writer-shards", "2"});
+  start({"--io-threads", "3", "--actor-threads", "2", "--writer-shards", "2", "--writer-linger-us",
+         "500"});
   std::vector<std::unique_ptr<device>> devices;
   for (int i = 0; i < 7; ++i) {
     devices.push_back(std::make_unique<device>(port));

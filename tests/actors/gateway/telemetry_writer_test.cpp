@@ -183,5 +183,37 @@ TEST_F(TelemetryWriter, WhileRedisIsDownEveryWriteFailsAndTheStoreRestsDuringThe
   EXPECT_FALSE(log->persisted[5].ok);
 }
 
+// With a linger, a batch that is not full waits for the writes that arrive meanwhile:
+// a packet sent while the first one lingers goes to Redis with it, in one batch.
+TEST_F(TelemetryWriter, ALingeringBatchTakesTheWritesThatArriveMeanwhile) {
+  writer_config lingering;
+  lingering.linger = std::chrono::microseconds{1000};
+  caf::actor patient = sys.spawn(telemetry_writer, lingering, store, 1, counters);
+  caf::anon_send(patient, ingest_atom::value, packet("first", 1));
+  sched.run_once();  // takes the packet and queues its flush
+  sched.run_once();  // the flush lingers, then queues itself again
+  EXPECT_TRUE(store->batches.empty());
+  caf::anon_send(patient, ingest_atom::value, packet("second", 1));
+  sched.run();
+  ASSERT_EQ(store->batches.size(), 1U);
+  ASSERT_EQ(store->batches[0].size(), 2U);
+  EXPECT_EQ(store->batches[0][0].packet.fingerprint, "first");
+  EXPECT_EQ(store->batches[0][1].packet.fingerprint, "second");
+  caf::anon_send_exit(patient, caf::exit_reason::user_shutdown);
+}
+
+// Without one, the writer sends what it has as soon as its mailbox is read: the
+// packet that comes later makes a batch of its own.
+TEST_F(TelemetryWriter, WithoutALingerEachMailboxReadIsABatch) {
+  caf::anon_send(writer, ingest_atom::value, packet("first", 1));
+  sched.run_once();
+  sched.run_once();
+  caf::anon_send(writer, ingest_atom::value, packet("second", 1));
+  sched.run();
+  ASSERT_EQ(store->batches.size(), 2U);
+  EXPECT_EQ(store->batches[0][0].packet.fingerprint, "first");
+  EXPECT_EQ(store->batches[1][0].packet.fingerprint, "second");
+}
+
 }  // namespace
 }  // namespace tgw::actors::gateway

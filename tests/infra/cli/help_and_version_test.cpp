@@ -43,6 +43,12 @@ TEST(HelpAndVersion, ABadValueFromTheEnvironmentNamesItsVariable) {
       run_command(std::string("TGW_CRC=maybe ") + TGW_BINARY + " serve --crc sometimes");
   EXPECT_EQ(typed.exit_code, 2) << typed.out;
   EXPECT_EQ(typed.out.find("environment variable"), std::string::npos) << typed.out;
+  // A writer linger longer than 100 ms would hold every ACK for it.
+  const run_result linger =
+      run_command(std::string("TGW_WRITER_LINGER_US=250000 ") + TGW_BINARY + " serve");
+  EXPECT_EQ(linger.exit_code, 2) << linger.out;
+  EXPECT_NE(linger.out.find("environment variable TGW_WRITER_LINGER_US"), std::string::npos)
+      << linger.out;
 }
 
 }  // namespace
