@@ -6,7 +6,14 @@
 // threads and 1 and 2 writer shards; beside them, in the same run, one thread
 // decoding the same packets with the codec alone, the floor of any session's work.
 //
+// With --pin, each run is held to as many cores as it has scheduler threads (the
+// first one or two the process may use), so "1 thread" means one core for the whole
+// run, writers and all, and the ratio compares one core with two. Unpinned, the 1+1
+// run already keeps about 1.4 cores busy on a 2-core machine (the writer and this
+// thread run beside the scheduler), which caps what 2+2 can show there.
+//
 // Usage: session_scaling_bench [--devices N] [--packets P] [--rounds R] [--stealing]
+//                              [--pin] [--linger-us U]
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <spdlog/spdlog.h>
@@ -129,6 +137,39 @@ double process_cpu_seconds() {
   return s(u.ru_utime) + s(u.ru_stime);
 }
 
+// Holds this process's threads, and every thread started while it lives, to the first
+// `cores` CPUs it may use; gives back the old set at the end. 0: no change.
+class pinned_cores {
+ public:
+  explicit pinned_cores(std::size_t cores) {
+    if (cores == 0) return;
+    if (::sched_getaffinity(0, sizeof(before_), &before_) != 0) return;
+    cpu_set_t chosen;
+    CPU_ZERO(&chosen);
+    std::size_t taken = 0;
+    for (std::size_t cpu = 0; cpu < static_cast<std::size_t>(CPU_SETSIZE) && taken < cores; ++cpu)
+      if (CPU_ISSET(cpu, &before_)) {
+        CPU_SET(cpu, &chosen);
+        ++taken;
+      }
+    if (taken < cores) {
+      std::fprintf(stderr, "session_scaling_bench: --pin needs %zu cores, %zu allowed\n", cores,
+                   taken);
+      std::exit(2);
+    }
+    active_ = ::sched_setaffinity(0, sizeof(chosen), &chosen) == 0;
+  }
+  ~pinned_cores() {
+    if (active_) ::sched_setaffinity(0, sizeof(before_), &before_);
+  }
+  pinned_cores(const pinned_cores&) = delete;
+  pinned_cores& operator=(const pinned_cores&) = delete;
+
+ private:
+  cpu_set_t before_{};
+  bool active_ = false;
+};
+
 struct throughput {
   double packets_per_s = 0;
   double cores = 0;  ///< CPU time over wall time: how many cores the run kept busy.
@@ -137,7 +178,9 @@ struct throughput {
 // Packets/s of `devices` devices sending `per_device` packets each.
 throughput run_sessions(const std::vector<framed>& packets, std::size_t devices,
                         std::size_t per_device, std::size_t threads, std::size_t shards,
-                        bool stealing) {
+                        bool stealing, bool pin, std::chrono::microseconds linger) {
+  // Before the actor system exists, so that its threads inherit the set.
+  const pinned_cores held(pin ? threads : 0);
   scaling_config cfg(threads, stealing);
   caf::actor_system sys{cfg};
   auto counters = std::make_shared<infra::metrics::gateway_counters>();
@@ -149,11 +192,13 @@ throughput run_sessions(const std::vector<framed>& packets, std::size_t devices,
                std::chrono::system_clock::now().time_since_epoch())
         .count();
   };
+  actors::gateway::writer_config writing;
+  writing.linger = linger;
   for (std::size_t i = 0; i < shards; ++i) {
     auto store = std::make_shared<infra::telemetry::memory_telemetry_store>("bench", now_ms);
     // Detached, as the gateway spawns them: a writer blocks on its store.
     config->writers.push_back(sys.spawn<caf::detached>(
-        actors::gateway::telemetry_writer, actors::gateway::writer_config{},
+        actors::gateway::telemetry_writer, writing,
         std::shared_ptr<infra::telemetry::telemetry_store>(store), static_cast<int>(i), counters));
   }
   std::shared_ptr<const actors::gateway::session_config> shared = config;
@@ -219,11 +264,14 @@ int main(int argc, char** argv) {
     if (a == "-h" || a == "--help") {
       std::puts(
           "Usage: session_scaling_bench [--devices N (1000)] [--packets P (200)] "
-          "[--rounds R (3)] [--stealing]\n"
+          "[--rounds R (3)] [--stealing] [--pin] [--linger-us U (0)]\n"
           "Session actors fed 1-record packets as messages (no sockets, no Redis), writers "
           "on in-memory stores;\npackets/s with 1 and 2 scheduler threads and 1 and 2 "
           "writer shards, beside one thread decoding the same packets.\n"
-          "CAF's sharing scheduler, the gateway's default; --stealing: work stealing.");
+          "CAF's sharing scheduler, the gateway's default; --stealing: work stealing.\n"
+          "--pin: each run on as many cores as it has scheduler threads (its writers and "
+          "the feeding thread too).\n"
+          "--linger-us: the writers' linger (tgw serve --writer-linger-us), 0 by default.");
       return 0;
     }
   }
@@ -231,8 +279,12 @@ int main(int argc, char** argv) {
   const std::size_t per_device = flag(argc, argv, "--packets", 200);
   const std::size_t rounds = flag(argc, argv, "--rounds", 3);
   bool stealing = false;
-  for (int i = 1; i < argc; ++i)
+  bool pin = false;
+  for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--stealing") stealing = true;
+    if (std::string(argv[i]) == "--pin") pin = true;
+  }
+  const auto linger = std::chrono::microseconds{flag(argc, argv, "--linger-us", 0)};
   if (devices == 0 || per_device == 0 || rounds == 0) {
     std::fputs("session_scaling_bench: --devices, --packets and --rounds must be positive\n",
                stderr);
@@ -255,9 +307,10 @@ int main(int argc, char** argv) {
   }
 
   std::printf(
-      "%zu devices x %zu 1-record Codec 8E packets, %zu rounds, CAF %s scheduler; "
+      "%zu devices x %zu 1-record Codec 8E packets, %zu rounds, CAF %s scheduler%s; "
       "packets/s\n",
-      devices, per_device, rounds, stealing ? "stealing" : "sharing");
+      devices, per_device, rounds, stealing ? "stealing" : "sharing",
+      pin ? ", each run pinned to as many cores as scheduler threads" : "");
   std::printf(
       "round | decode only, 1 thread | 1 thread, 1 shard | 2 threads, 1 shard | "
       "1 thread, 2 shards | 2 threads, 2 shards | ratio 2+2 / 1+1\n");
@@ -270,10 +323,10 @@ int main(int argc, char** argv) {
   };
   for (std::size_t r = 1; r <= rounds; ++r) {
     const double base = decode_only(packets, devices * per_device);
-    const throughput t1s1 = run_sessions(packets, devices, per_device, 1, 1, stealing);
-    const throughput t2s1 = run_sessions(packets, devices, per_device, 2, 1, stealing);
-    const throughput t1s2 = run_sessions(packets, devices, per_device, 1, 2, stealing);
-    const throughput t2s2 = run_sessions(packets, devices, per_device, 2, 2, stealing);
+    const throughput t1s1 = run_sessions(packets, devices, per_device, 1, 1, stealing, pin, linger);
+    const throughput t2s1 = run_sessions(packets, devices, per_device, 2, 1, stealing, pin, linger);
+    const throughput t1s2 = run_sessions(packets, devices, per_device, 1, 2, stealing, pin, linger);
+    const throughput t2s2 = run_sessions(packets, devices, per_device, 2, 2, stealing, pin, linger);
     std::printf("%zu | %.0f | %s | %s | %s | %s | %.2f\n", r, base, cell(t1s1).c_str(),
                 cell(t2s1).c_str(), cell(t1s2).c_str(), cell(t2s2).c_str(),
                 t2s2.packets_per_s / t1s1.packets_per_s);
