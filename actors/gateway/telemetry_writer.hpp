@@ -26,9 +26,9 @@ struct writer_config {
 /// writes already arrived. With a linger, a batch that is not full first waits that
 /// long (the thread sleeps; it is the writer's own) and sends the flush again, so the
 /// writes that came meanwhile join it: fewer, larger round trips for a little latency.
-/// While Redis is down it answers at once with the error
-/// (so no device is ACKed) and retries the connection with exponential backoff,
-/// logging the outage once. Spawn it detached: the store blocks.
+/// While Redis is down it answers at once with the error (so no device is ACKed) and
+/// retries the connection with exponential backoff, logging the outage once. Spawn it
+/// detached: the store blocks, and so does the linger.
 caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config& config,
                                const std::shared_ptr<infra::telemetry::telemetry_store>& store,
                                int shard,
