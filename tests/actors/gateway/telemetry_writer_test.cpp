@@ -3,6 +3,8 @@
 // Redis is down.
 #include "actors/gateway/telemetry_writer.hpp"
 
+#include <thread>
+
 #include <gtest/gtest.h>
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
@@ -183,16 +185,17 @@ TEST_F(TelemetryWriter, WhileRedisIsDownEveryWriteFailsAndTheStoreRestsDuringThe
   EXPECT_FALSE(log->persisted[5].ok);
 }
 
-// With a linger, a batch that is not full waits for the writes that arrive meanwhile:
-// a packet sent while the first one lingers goes to Redis with it, in one batch.
+// With a linger, a batch that is not full waits for the writes that arrive meanwhile.
+// Here the second packet is in the mailbox behind the first one's flush, as a packet
+// that arrives while that flush sleeps would be: the flush it sends itself after the
+// linger queues behind the packet, and both go to Redis in one batch.
 TEST_F(TelemetryWriter, ALingeringBatchTakesTheWritesThatArriveMeanwhile) {
   writer_config lingering;
   lingering.linger = std::chrono::microseconds{1000};
   caf::actor patient = sys.spawn(telemetry_writer, lingering, store, 1, counters);
+  sched.run();  // every actor started, so that each run_once below is the writer's
   caf::anon_send(patient, ingest_atom::value, packet("first", 1));
   sched.run_once();  // takes the packet and queues its flush
-  sched.run_once();  // the flush lingers, then queues itself again
-  EXPECT_TRUE(store->batches.empty());
   caf::anon_send(patient, ingest_atom::value, packet("second", 1));
   sched.run();
   ASSERT_EQ(store->batches.size(), 1U);
@@ -202,12 +205,56 @@ TEST_F(TelemetryWriter, ALingeringBatchTakesTheWritesThatArriveMeanwhile) {
   caf::anon_send_exit(patient, caf::exit_reason::user_shutdown);
 }
 
-// Without one, the writer sends what it has as soon as its mailbox is read: the
-// packet that comes later makes a batch of its own.
+// A full batch does not linger: the write that fills it sends it.
+TEST_F(TelemetryWriter, AFullBatchGoesWithoutLingering) {
+  writer_config lingering;
+  lingering.linger = std::chrono::microseconds{1000};
+  lingering.max_batch = 2;
+  caf::actor patient = sys.spawn(telemetry_writer, lingering, store, 1, counters);
+  sched.run();  // every actor started, so that each run_once below is the writer's
+  caf::anon_send(patient, ingest_atom::value, packet("first", 1));
+  caf::anon_send(patient, ingest_atom::value, packet("second", 1));
+  sched.run_once();  // takes the first packet and queues a flush
+  sched.run_once();  // the second fills the batch, which goes at once
+  ASSERT_EQ(store->batches.size(), 1U);
+  EXPECT_EQ(store->batches[0].size(), 2U);
+  sched.run();
+  EXPECT_EQ(store->batches.size(), 1U);  // the queued flush finds nothing to send
+  caf::anon_send_exit(patient, caf::exit_reason::user_shutdown);
+}
+
+// A writer that found Redis down does not linger: while it backs off it answers at
+// once, and its first try after the backoff goes at once too, alone.
+TEST_F(TelemetryWriter, AWriterThatFoundRedisDownDoesNotLinger) {
+  writer_config lingering;
+  lingering.linger = std::chrono::microseconds{1000};
+  caf::actor patient = sys.spawn(telemetry_writer, lingering, store, 1, counters);
+  sched.run();  // every actor started, so that each run_once below is the writer's
+  store->failing = true;
+  caf::anon_send(patient, ingest_atom::value, packet("lost", 1));
+  sched.run();
+  ASSERT_EQ(store->batches.size(), 1U);
+  EXPECT_EQ(counters->writers_down.load(), 1);
+  // Past the first backoff (100 ms), Redis is back.
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  store->failing = false;
+  caf::anon_send(patient, ingest_atom::value, packet("first", 1));
+  sched.run_once();  // takes the packet and queues its flush
+  sched.run_once();  // the flush goes to the store without waiting
+  ASSERT_EQ(store->batches.size(), 2U);
+  ASSERT_EQ(store->batches[1].size(), 1U);
+  EXPECT_EQ(store->batches[1][0].packet.fingerprint, "first");
+  EXPECT_EQ(counters->writers_down.load(), 0);
+  sched.run();
+  caf::anon_send_exit(patient, caf::exit_reason::user_shutdown);
+}
+
+// Without one, the writer sends what it has as soon as it reads its flush: the same
+// steps make two batches.
 TEST_F(TelemetryWriter, WithoutALingerEachMailboxReadIsABatch) {
+  sched.run();  // every actor started, so that each run_once below is the writer's
   caf::anon_send(writer, ingest_atom::value, packet("first", 1));
-  sched.run_once();
-  sched.run_once();
+  sched.run_once();  // takes the packet and queues its flush
   caf::anon_send(writer, ingest_atom::value, packet("second", 1));
   sched.run();
   ASSERT_EQ(store->batches.size(), 2U);
