@@ -73,7 +73,7 @@ const caf::actor& writer_for(const session_config& config, const std::string& im
 /// A session's state and what it does, shared by its behaviour's handlers.
 class session_context : public std::enable_shared_from_this<session_context> {
  public:
-  session_context(caf::event_based_actor* self, std::shared_ptr<infra::net::device_link> link,
+  session_context(session_actor* self, std::shared_ptr<infra::net::device_link> link,
                   std::shared_ptr<const session_config> config)
       : self_(self),
         link_(std::move(link)),
@@ -330,7 +330,7 @@ class session_context : public std::enable_shared_from_this<session_context> {
     self_->send(writer_for(*config_, state_.imei), ingest_atom::value, std::move(job));
   }
 
-  caf::event_based_actor* self_;
+  session_actor* self_;
   std::shared_ptr<infra::net::device_link> link_;
   std::shared_ptr<const session_config> config_;
   infra::metrics::gateway_counters& counters_;
@@ -343,30 +343,90 @@ std::unique_ptr<infra::net::connection_listener> make_session_listener(caf::acto
   return std::make_unique<session_listener>(std::move(session));
 }
 
-caf::behavior session(caf::event_based_actor* self,
-                      const std::shared_ptr<infra::net::device_link>& link,
+void session_actor::initialize() {
+  super::initialize();
+  setf(is_initialized_flag);
+  // As event_based_actor::initialize: the function it was spawned with gives the
+  // behaviour, and is dropped once it has.
+  if (initial_behavior_fac_) {
+    auto behaviour = initial_behavior_fac_(this);
+    initial_behavior_fac_ = nullptr;
+    if (behaviour) become(std::move(behaviour));
+  }
+}
+
+// Every device holds one: a member that pushes it past 1,024 bytes with its control
+// block costs each session the next size class, 256 bytes more.
+static_assert(sizeof(caf::actor_storage<session_actor>) <= 1024,
+              "the session actor outgrew jemalloc's 1,024-byte class");
+
+namespace {
+
+// Calls `f` with the message's elements when they are exactly `Ts...`, as a CAF
+// handler would be called. The types are spelled out, not read from f's parameters:
+// CAF recognises its built-in types (std::string among them) by a type number that a
+// reference type does not carry, so `const std::string&` would never match.
+template <class... Ts, class F>
+bool on(caf::type_erased_tuple& xs, F&& f) {
+  if (!xs.match_elements<Ts...>()) return false;
+  // As CAF's own handlers: references into the message, which has this one receiver.
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    f(*static_cast<Ts*>(const_cast<void*>(xs.get(I)))...);
+  }
+  (std::index_sequence_for<Ts...>{});
+  return true;
+}
+
+// What a session's default handler does with a message: the session's six kinds, each
+// handed to its context; anything else is logged and dropped, as CAF's own default
+// handler would.
+caf::result<caf::message> deliver(session_context& c, caf::scheduled_actor* self,
+                                  caf::message_view& view) {
+  auto& xs = view.content();
+  const bool handled =
+      on<frame_atom, std::uint8_t, std::uint8_t, std::vector<std::uint8_t>>(
+          xs, [&](frame_atom, std::uint8_t kind, std::uint8_t codec,
+                  const std::vector<std::uint8_t>& bytes) { c.on_frame(kind, codec, bytes); }) ||
+      on<persisted_atom, write_outcome>(
+          xs, [&](persisted_atom, const write_outcome& o) { c.on_persisted(o); }) ||
+      on<revoke_atom>(xs, [&](revoke_atom) { c.on_revoke(); }) ||
+      on<commands::command_atom, infra::commands::command_entry>(
+          xs, [&](commands::command_atom,
+                  infra::commands::command_entry& e) { c.on_command(std::move(e)); }) ||
+      on<commands::cmd_timeout_atom, std::string>(
+          xs, [&](commands::cmd_timeout_atom,
+                  const std::string& entry_id) { c.on_command_timeout(entry_id); }) ||
+      on<closed_atom, std::string>(
+          xs, [&](closed_atom, const std::string& reason) { c.on_closed(reason); });
+  if (handled) return caf::message{};
+  spdlog::warn("session actor {}: unexpected message dropped: {}", self->id(), xs.stringify());
+  return caf::sec::unexpected_message;
+}
+
+// Never sent: the one case of the behaviour every session shares.
+using hold_atom = caf::atom_constant<caf::atom("hold")>;
+
+}  // namespace
+
+caf::behavior session(session_actor* self, const std::shared_ptr<infra::net::device_link>& link,
                       const std::shared_ptr<const session_config>& config) {
   auto ctx = std::make_shared<session_context>(self, link, config);
   config->counters->sessions_open.fetch_add(1);
   // The actor owns the context until it terminates: its attachables run after its last
-  // message, so every handler can hold a plain pointer. An idle session's behaviour is
-  // then its handlers and 8 bytes each, not a shared_ptr each.
+  // message, so the handler can hold a plain pointer.
   self->attach_functor(
       [counters = config->counters, ctx] { counters->sessions_open.fetch_sub(1); });
+  // A session's messages reach its default handler, which CAF hands the actor and
+  // which holds one pointer in std::function's inline space: no allocation. A
+  // behaviour of its own, six handlers each holding that pointer, was 320 bytes a
+  // session (docs/PERFORMANCE.md, "Step 12"). An actor lives while it has a
+  // behaviour, so every session shares one that matches nothing it is sent.
   session_context* c = ctx.get();
-  return {
-      [c](frame_atom, std::uint8_t kind, std::uint8_t codec,
-          const std::vector<std::uint8_t>& bytes) { c->on_frame(kind, codec, bytes); },
-      [c](persisted_atom, const write_outcome& o) { c->on_persisted(o); },
-      [c](revoke_atom) { c->on_revoke(); },
-      [c](commands::command_atom, infra::commands::command_entry& e) {
-        c->on_command(std::move(e));
-      },
-      [c](commands::cmd_timeout_atom, const std::string& entry_id) {
-        c->on_command_timeout(entry_id);
-      },
-      [c](closed_atom, const std::string& reason) { c->on_closed(reason); },
-  };
+  self->set_default_handler([c](caf::scheduled_actor* actor, caf::message_view& view) {
+    return deliver(*c, actor, view);
+  });
+  static const caf::behavior shared_behaviour{[](hold_atom) {}};
+  return shared_behaviour;
 }
 
 }  // namespace tgw::actors::gateway

@@ -191,6 +191,22 @@ TEST_F(SessionActor, ClosingWithAPacketAtTheWriterGivesBackItsInFlightCount) {
   EXPECT_EQ(counters->acks_sent.load(), 0U);
 }
 
+// Sessions share one behaviour and take their messages in their default handler:
+// something no session handles, or a known atom with the wrong elements, is dropped,
+// and the session goes on as before.
+TEST_F(SessionActor, DropsAMessageItDoesNotKnowAndGoesOn) {
+  identify();
+  caf::anon_send(actor, std::string("not for a session"));
+  caf::anon_send(actor, closed_atom::value, 42);
+  sched.run();
+  EXPECT_EQ(counters->sessions_open.load(), 1);
+  EXPECT_TRUE(link->closed_with.empty());
+  deliver(codecs::frame_kind::avl, avl_packet(1), 0x08);
+  release(true);
+  ASSERT_EQ(link->sent.size(), 2U);
+  EXPECT_EQ(link->sent[1], (bytes{0, 0, 0, 1}));
+}
+
 TEST_F(SessionActor, IgnoresKeepalivesAndNeverAcksCommandReplies) {
   identify();
   deliver(codecs::frame_kind::keepalive, {0xFF});
