@@ -70,27 +70,27 @@ const caf::actor& writer_for(const session_config& config, const std::string& im
   return config.writers[std::hash<std::string>{}(imei) % config.writers.size()];
 }
 
-/// A session's state and what it does, shared by its behaviour's handlers.
-class session_context : public std::enable_shared_from_this<session_context> {
+/// A session's state and what it does. The actor owns it (an attachable, run after the
+/// actor's last message) and its default handler holds a plain pointer to it.
+class session_context {
  public:
   session_context(session_actor* self, std::shared_ptr<infra::net::device_link> link,
                   std::shared_ptr<const session_config> config)
       : self_(self),
         link_(std::move(link)),
         config_(std::move(config)),
-        counters_(*config_->counters),
         state_(config_->command_queue_limit) {}
 
   void on_frame(std::uint8_t kind, std::uint8_t codec, const std::vector<std::uint8_t>& bytes) {
     if (static_cast<codecs::frame_kind>(kind) != codecs::frame_kind::imei &&
         static_cast<codecs::frame_kind>(kind) != codecs::frame_kind::keepalive)
-      counters_.frames_by_codec[codec].fetch_add(1, std::memory_order_relaxed);
+      counters().frames_by_codec[codec].fetch_add(1, std::memory_order_relaxed);
     switch (static_cast<codecs::frame_kind>(kind)) {
       case codecs::frame_kind::imei:
         on_imei(bytes);
         break;
       case codecs::frame_kind::keepalive:
-        counters_.keepalives.fetch_add(1);
+        counters().keepalives.fetch_add(1);
         break;
       case codecs::frame_kind::avl:
         on_avl(bytes);
@@ -98,7 +98,7 @@ class session_context : public std::enable_shared_from_this<session_context> {
       case codecs::frame_kind::command:
         // Codec 12/13/14 from the device are never answered with an AVL ACK; they
         // may answer the command in flight.
-        counters_.frames_command.fetch_add(1);
+        counters().frames_command.fetch_add(1);
         if (auto r = state_.commands.on_reply(bytes)) {
           spdlog::info("device {}: command {} {}{}", state_.imei, r->entry.command_id,
                        r->outcome.status,
@@ -120,21 +120,21 @@ class session_context : public std::enable_shared_from_this<session_context> {
     if (state_.persisting.empty()) return;  // Cannot happen: one answer per packet.
     const pending_packet p = state_.persisting.front();
     state_.persisting.erase(state_.persisting.begin());
-    counters_.persist_in_flight.fetch_sub(1);
+    counters().persist_in_flight.fetch_sub(1);
     if (o.ok) {
       if (o.duplicate)
-        counters_.packets_duplicate.fetch_add(1);
+        counters().packets_duplicate.fetch_add(1);
       else
-        counters_.records_persisted.fetch_add(p.records);
+        counters().records_persisted.fetch_add(p.records);
       ++state_.packets;
       state_.records += p.records;
       const auto ack = codecs::avl_ack(p.records);
       link_->answer_frame({ack.begin(), ack.end()});
-      counters_.acks_sent.fetch_add(1);
-      counters_.ack_latency.observe(
+      counters().acks_sent.fetch_add(1);
+      counters().ack_latency.observe(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - p.received).count());
     } else {
-      (o.under_replicated ? counters_.persist_failures_replicas : counters_.persist_failures)
+      (o.under_replicated ? counters().persist_failures_replicas : counters().persist_failures)
           .fetch_add(1);
       spdlog::debug("device {}: packet not persisted ({}); no ACK", state_.imei, o.error);
       link_->frame_done();
@@ -146,7 +146,7 @@ class session_context : public std::enable_shared_from_this<session_context> {
   void on_revoke() {
     if (!state_.identified || !config_->allowlist || config_->allowlist->admits(state_.imei))
       return;
-    counters_.allowlist_disconnects.fetch_add(1);
+    counters().allowlist_disconnects.fetch_add(1);
     spdlog::warn("device {}: no longer in the allowlist; disconnecting ({})", state_.imei,
                  link_->peer());
     // The close comes back as closed_atom, which journals the disconnection with
@@ -175,7 +175,7 @@ class session_context : public std::enable_shared_from_this<session_context> {
   void on_closed(const std::string& reason) {
     // Packets still at the writer are written, but no one is left to ACK them: the
     // device resends them, and the resend is recognised.
-    counters_.persist_in_flight.fetch_sub(static_cast<std::int64_t>(state_.persisting.size()));
+    counters().persist_in_flight.fetch_sub(static_cast<std::int64_t>(state_.persisting.size()));
     state_.persisting.clear();
     for (auto& r : state_.commands.on_closed()) resolve(std::move(r));
     if (state_.identified && config_->directory)
@@ -191,6 +191,10 @@ class session_context : public std::enable_shared_from_this<session_context> {
   }
 
  private:
+  // Through the configuration rather than a reference of its own: 8 bytes a session,
+  // and the context stays in its size class (see below).
+  infra::metrics::gateway_counters& counters() const { return *config_->counters; }
+
   // Fire-and-forget journal events: a failure must not hold the device up (the writer
   // logs a Redis outage).
   void record_event(std::string type, int online,
@@ -211,7 +215,7 @@ class session_context : public std::enable_shared_from_this<session_context> {
     if (!state_.command_waiting || !state_.persisting.empty()) return;
     const auto waiting = std::move(state_.command_waiting);
     link_->send(std::move(waiting->frame));
-    counters_.commands_written.fetch_add(1, std::memory_order_relaxed);
+    counters().commands_written.fetch_add(1, std::memory_order_relaxed);
     self_->delayed_send(self_, config_->command_timeout, commands::cmd_timeout_atom::value,
                         std::move(waiting->entry_id));
   }
@@ -247,7 +251,7 @@ class session_context : public std::enable_shared_from_this<session_context> {
     codecs::imei id;
     const codecs::decode_status s = codecs::parse_imei_packet(bytes, id);
     if (!s.ok()) {
-      counters_.handshakes_rejected.fetch_add(1);
+      counters().handshakes_rejected.fetch_add(1);
       spdlog::warn("device {}: bad handshake: {}", link_->peer(), codecs::to_string(s.code));
       link_->send({codecs::imei_rejected});
       link_->close("bad handshake");
@@ -256,7 +260,7 @@ class session_context : public std::enable_shared_from_this<session_context> {
     state_.imei = std::string(id.str());
     state_.device = id;
     if (config_->allowlist && !config_->allowlist->admits(state_.imei)) {
-      counters_.handshakes_rejected.fetch_add(1);
+      counters().handshakes_rejected.fetch_add(1);
       spdlog::warn("device {}: not in the allowlist; rejected ({})", state_.imei, link_->peer());
       link_->send({codecs::imei_rejected});
       link_->close("imei not allowed");
@@ -279,17 +283,18 @@ class session_context : public std::enable_shared_from_this<session_context> {
         ->request(writer_for(*config_, state_.imei), caf::duration{caf::infinite},
                   event_atom::value, std::move(e))
         .then(
-            [ctx = shared_from_this()](const write_outcome& o) {
+            // The context lives as long as the actor, and a response handler runs
+            // only while the actor does.
+            [this](const write_outcome& o) {
               if (!o.ok)
-                spdlog::warn("device {}: identified event not journaled: {}", ctx->state_.imei,
-                             o.error);
-              ctx->counters_.handshakes_accepted.fetch_add(1);
-              spdlog::info("device {}: connected from {}", ctx->state_.imei, ctx->link_->peer());
-              ctx->answer_handshake();
+                spdlog::warn("device {}: identified event not journaled: {}", state_.imei, o.error);
+              counters().handshakes_accepted.fetch_add(1);
+              spdlog::info("device {}: connected from {}", state_.imei, link_->peer());
+              answer_handshake();
             },
-            [ctx = shared_from_this()](const caf::error&) {
-              spdlog::warn("device {}: identified event timed out", ctx->state_.imei);
-              ctx->answer_handshake();
+            [this](const caf::error&) {
+              spdlog::warn("device {}: identified event timed out", state_.imei);
+              answer_handshake();
             });
   }
 
@@ -300,7 +305,7 @@ class session_context : public std::enable_shared_from_this<session_context> {
   }
 
   void on_avl(const std::vector<std::uint8_t>& bytes) {
-    counters_.frames_avl.fetch_add(1);
+    counters().frames_avl.fetch_add(1);
     if (!state_.identified) {
       link_->frame_done();
       link_->close("data before handshake");
@@ -310,10 +315,10 @@ class session_context : public std::enable_shared_from_this<session_context> {
     thread_local codecs::avl_packet packet;
     const codecs::decode_status s = codecs::decode_avl_frame(bytes, packet, config_->crc);
     if (!s.ok()) {
-      counters_.frames_rejected.fetch_add(1);
+      counters().frames_rejected.fetch_add(1);
       const auto code = static_cast<std::size_t>(s.code);
-      if (code < counters_.frames_rejected_by_error.size())
-        counters_.frames_rejected_by_error[code].fetch_add(1, std::memory_order_relaxed);
+      if (code < counters().frames_rejected_by_error.size())
+        counters().frames_rejected_by_error[code].fetch_add(1, std::memory_order_relaxed);
       spdlog::warn("device {}: frame rejected: {} at offset {} ({} bytes); no ACK", state_.imei,
                    codecs::to_string(s.code), s.offset, bytes.size());
       record_event("frame_rejected", -1,
@@ -324,7 +329,7 @@ class session_context : public std::enable_shared_from_this<session_context> {
       return;
     }
     auto job = infra::telemetry::render_packet(state_.imei, packet, bytes);
-    counters_.persist_in_flight.fetch_add(1);
+    counters().persist_in_flight.fetch_add(1);
     state_.persisting.push_back(
         {static_cast<std::uint32_t>(packet.records.size()), std::chrono::steady_clock::now()});
     self_->send(writer_for(*config_, state_.imei), ingest_atom::value, std::move(job));
@@ -333,9 +338,11 @@ class session_context : public std::enable_shared_from_this<session_context> {
   session_actor* self_;
   std::shared_ptr<infra::net::device_link> link_;
   std::shared_ptr<const session_config> config_;
-  infra::metrics::gateway_counters& counters_;
   session_state state_;
 };
+
+// Every device holds one: past 192 bytes it takes jemalloc's next class, 32 bytes more.
+static_assert(sizeof(session_context) <= 192, "session_context outgrew its size class");
 
 }  // namespace
 
@@ -410,18 +417,20 @@ using hold_atom = caf::atom_constant<caf::atom("hold")>;
 
 caf::behavior session(session_actor* self, const std::shared_ptr<infra::net::device_link>& link,
                       const std::shared_ptr<const session_config>& config) {
-  auto ctx = std::make_shared<session_context>(self, link, config);
+  auto ctx = std::make_unique<session_context>(self, link, config);
+  session_context* c = ctx.get();
   config->counters->sessions_open.fetch_add(1);
   // The actor owns the context until it terminates: its attachables run after its last
-  // message, so the handler can hold a plain pointer.
-  self->attach_functor(
-      [counters = config->counters, ctx] { counters->sessions_open.fetch_sub(1); });
+  // message, so the handler can hold a plain pointer. No shared_ptr: its control
+  // block and enable_shared_from_this took the context to the next size class.
+  self->attach_functor([counters = config->counters.get(), context = std::move(ctx)] {
+    counters->sessions_open.fetch_sub(1);
+  });
   // A session's messages reach its default handler, which CAF hands the actor and
   // which holds one pointer in std::function's inline space: no allocation. A
   // behaviour of its own, six handlers each holding that pointer, was 320 bytes a
   // session (docs/PERFORMANCE.md, "Step 12"). An actor lives while it has a
   // behaviour, so every session shares one that matches nothing it is sent.
-  session_context* c = ctx.get();
   self->set_default_handler([c](caf::scheduled_actor* actor, caf::message_view& view) {
     return deliver(*c, actor, view);
   });
