@@ -33,9 +33,12 @@ class io_pool {
   /// The first context: listeners and other single objects live here.
   [[nodiscard]] asio::io_context& front() noexcept { return *contexts_.front(); }
   /// The next context in turn, for spreading connections. Thread-safe.
-  [[nodiscard]] asio::io_context& next() noexcept {
-    return *contexts_[next_.fetch_add(1, std::memory_order_relaxed) % contexts_.size()];
+  [[nodiscard]] asio::io_context& next() noexcept { return at(next_index()); }
+  /// The index of the next context in turn, for what keeps something per context.
+  [[nodiscard]] std::size_t next_index() noexcept {
+    return next_.fetch_add(1, std::memory_order_relaxed) % contexts_.size();
   }
+  [[nodiscard]] asio::io_context& at(std::size_t index) noexcept { return *contexts_[index]; }
   [[nodiscard]] std::size_t size() const noexcept { return contexts_.size(); }
 
   /// Starts one thread per context.

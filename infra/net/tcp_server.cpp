@@ -1,5 +1,6 @@
 #include "infra/net/tcp_server.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -56,6 +57,29 @@ std::string read_failure(const boost::system::error_code& ec) {
 
 }  // namespace
 
+/// The open connections of one io context and one timer that closes those past their
+/// deadline (the handshake's until a device is identified, then the idle timeout), in
+/// place of a timer each: a connection's timer and its pending wait were 80 bytes in
+/// the connection and an operation of 160 (docs/PERFORMANCE.md, "Step 14"). Only the
+/// context's thread touches it. It holds the connections as the pending waits did:
+/// an open connection lives until it is shut down.
+struct connection_sweep : std::enable_shared_from_this<connection_sweep> {
+  connection_sweep(asio::io_context& io, std::chrono::milliseconds every)
+      : timer(io.get_executor()), period(every) {}
+
+  void add(std::shared_ptr<tcp_connection> c);
+  /// Takes the connection out; the caller holds it until it is done with it.
+  std::shared_ptr<tcp_connection> remove(tcp_connection* c);
+  void arm();
+  /// Closes every connection past its deadline, then sleeps a period.
+  void sweep();
+
+  connection_timer timer;
+  std::chrono::milliseconds period;
+  std::vector<std::shared_ptr<tcp_connection>> open;
+  bool armed = false;
+};
+
 /// One device connection. It owns the socket, the framer and the write queue, and
 /// lives as long as a read, a write, a timer or the session layer holds it.
 ///
@@ -67,11 +91,11 @@ std::string read_failure(const boost::system::error_code& ec) {
 class tcp_connection final : public device_link,
                              public std::enable_shared_from_this<tcp_connection> {
  public:
-  tcp_connection(tcp_server& server, connection_socket socket)
+  tcp_connection(tcp_server& server, connection_socket socket, connection_sweep& sweep)
       : server_(server),
         settings_(server.settings_),
+        sweep_(&sweep),
         socket_(std::move(socket)),
-        timer_(socket_.get_executor()),
         framer_(settings_->limits.max_frame_size, true) {
     boost::system::error_code ec;
     const auto remote = socket_.remote_endpoint(ec);
@@ -90,8 +114,8 @@ class tcp_connection final : public device_link,
 
   void start() {
     asio::post(executor(), [self = shared_from_this()]() mutable {
-      if (self->closed_) return;
-      self->arm_timer(std::chrono::steady_clock::now() + self->settings_->limits.handshake_timeout);
+      if (self->closed_ || !self->settings_->alive) return;
+      self->sweep_->add(self);
       if (self->settings_->security.proxy != proxy_mode::off) {
         self->phase_ = phase::proxy;
         self->wait_socket(tcp::socket::wait_read);
@@ -468,7 +492,6 @@ class tcp_connection final : public device_link,
   void take_received(std::span<const std::uint8_t> fresh, bool more_in_socket) {
     unread_ = more_in_socket;
     if (capture_) capture_->recorder->data(capture_->id, true, fresh);
-    last_read_ = std::chrono::steady_clock::now();
     while (!closed_) {
       const codecs::frame_result r = framer_.next();
       if (r.status.code == codecs::errc::need_more) break;
@@ -487,6 +510,8 @@ class tcp_connection final : public device_link,
       }
       listener_->on_frame(r.value);
     }
+    // Until the device is identified, the handshake's deadline counts from the start.
+    if (identified_) last_read_ = std::chrono::steady_clock::now();
     if (framer_.buffered() == 0) framer_.shrink();
     // About to wait for the device: OpenSSL's buffers go back while it is quiet.
     if (tls_ && !unread_) tls_->release_buffers();
@@ -566,25 +591,21 @@ class tcp_connection final : public device_link,
     }
   }
 
-  // One timer serves both deadlines. It is not re-armed on every read: when it fires
-  // it checks the time of the last read and sleeps again for the remainder.
-  void arm_timer(std::chrono::steady_clock::time_point at) {
-    timer_.expires_at(at);
-    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      if (ec || self->closed_) return;
-      if (!self->identified_) {
-        self->shutdown(self->phase_ == phase::proxy ? "handshake timeout (no PROXY header)"
-                       : self->phase_ == phase::tls ? "handshake timeout (TLS)"
-                                                    : "handshake timeout");
-        return;
-      }
-      const auto idle_until = self->last_read_ + self->settings_->limits.idle_timeout;
-      if (std::chrono::steady_clock::now() >= idle_until) {
-        self->shutdown("idle timeout");
-        return;
-      }
-      self->arm_timer(idle_until);
-    });
+  // For the sweep of its io context: closes the connection if its deadline passed.
+  // The handshake's counts from the start, the idle timeout from the last read.
+  friend struct connection_sweep;
+  bool close_if_past_deadline(std::chrono::steady_clock::time_point now) {
+    if (closed_) return false;
+    if (!identified_) {
+      if (now < last_read_ + settings_->limits.handshake_timeout) return false;
+      shutdown(phase_ == phase::proxy ? "handshake timeout (no PROXY header)"
+               : phase_ == phase::tls ? "handshake timeout (TLS)"
+                                      : "handshake timeout");
+      return true;
+    }
+    if (now < last_read_ + settings_->limits.idle_timeout) return false;
+    shutdown("idle timeout");
+    return true;
   }
 
   void shutdown(const std::string& reason) {
@@ -593,7 +614,8 @@ class tcp_connection final : public device_link,
     release_limit();
     leave_gate();
     boost::system::error_code ec;
-    timer_.cancel();
+    // The sweep held the connection; it lives to the end of this function.
+    const auto held = settings_->alive ? sweep_->remove(this) : nullptr;
     if (tls_) tls_->shutdown();
     socket_.shutdown(tcp::socket::shutdown_both, ec);
     socket_.close(ec);
@@ -618,8 +640,8 @@ class tcp_connection final : public device_link,
 
   tcp_server& server_;
   std::shared_ptr<const tcp_server::connection_settings> settings_;
+  connection_sweep* sweep_;  ///< Of its io context; it outlives the connection's use of it.
   connection_socket socket_;
-  connection_timer timer_;
   codecs::tcp_framer framer_;
   std::unique_ptr<tls_channel> tls_;
   /// The capture of this connection, when the instance records one.
@@ -638,8 +660,10 @@ class tcp_connection final : public device_link,
   std::string peer_;
   std::unique_ptr<std::string> via_;  ///< Only behind a balancer that sent a PROXY header.
   std::unique_ptr<std::string> close_after_writes_;  ///< Rare: a pointer, not a string.
+  /// The start, and from the device's identification on, its last read.
   std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
   std::uint32_t in_flight_ = 0;
+  std::uint32_t sweep_slot_ = 0;  ///< Its place in sweep_->open.
   phase phase_ = phase::framing;
   bool known_endpoints_ = false;
   bool reading_ = false;
@@ -658,6 +682,49 @@ class tcp_connection final : public device_link,
 // a pointer.
 static_assert(sizeof(tcp_connection) + 16 <= 640, "tcp_connection outgrew its size class");
 
+void connection_sweep::add(std::shared_ptr<tcp_connection> c) {
+  c->sweep_slot_ = static_cast<std::uint32_t>(open.size());
+  open.push_back(std::move(c));
+  arm();
+}
+
+std::shared_ptr<tcp_connection> connection_sweep::remove(tcp_connection* c) {
+  const std::size_t slot = c->sweep_slot_;
+  if (slot >= open.size() || open[slot].get() != c) return nullptr;  // never added
+  auto gone = std::move(open[slot]);
+  if (slot + 1 != open.size()) {
+    open[slot] = std::move(open.back());
+    open[slot]->sweep_slot_ = static_cast<std::uint32_t>(slot);
+  }
+  open.pop_back();
+  return gone;
+}
+
+// Ticks only while the context has connections: an idle instance does not wake.
+void connection_sweep::arm() {
+  if (armed || open.empty()) return;
+  armed = true;
+  timer.expires_after(period);
+  timer.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    auto self = weak.lock();  // The server, and its sweeps, may be gone.
+    if (!self) return;
+    self->armed = false;
+    if (!ec) self->sweep();
+  });
+}
+
+// Walks every connection of the context, once a period: a load of its deadline each,
+// a few milliseconds a second for 100,000 connections, and nothing per packet.
+void connection_sweep::sweep() {
+  const auto now = std::chrono::steady_clock::now();
+  std::size_t i = 0;
+  while (i < open.size()) {
+    // A connection that closes leaves its slot to the last one: look at it again.
+    if (!open[i]->close_if_past_deadline(now)) ++i;
+  }
+  arm();
+}
+
 tcp_server::tcp_server(io_pool& pool, const tcp::endpoint& where, connection_limits limits,
                        listener_factory make_listener,
                        std::shared_ptr<capture::capture_recorder> capture,
@@ -668,6 +735,11 @@ tcp_server::tcp_server(io_pool& pool, const tcp::endpoint& where, connection_lim
       capture_(std::move(capture)),
       settings_(std::make_shared<connection_settings>()) {
   settings_->limits = limits;
+  // A deadline is met within an eighth of the shorter timeout, and at most a second late.
+  const auto period = std::clamp(std::min(limits.handshake_timeout, limits.idle_timeout) / 8,
+                                 std::chrono::milliseconds{10}, std::chrono::milliseconds{1000});
+  for (std::size_t i = 0; i < pool.size(); ++i)
+    sweeps_.push_back(std::make_shared<connection_sweep>(pool.at(i), period));
   settings_->security = std::move(security);
   acceptor_.open(where.protocol());
   acceptor_.set_option(tcp::acceptor::reuse_address(true));
@@ -704,8 +776,10 @@ void tcp_server::forget(tcp_connection* c) {
 }
 
 void tcp_server::accept_next() {
-  acceptor_.async_accept(pool_.next().get_executor(), [this](const boost::system::error_code& ec,
-                                                             connection_socket socket) {
+  const std::size_t io = pool_.next_index();
+  acceptor_.async_accept(pool_.at(io).get_executor(), [this, io](
+                                                          const boost::system::error_code& ec,
+                                                          connection_socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
     if (!ec) {
       if (static_cast<std::size_t>(counters_.open.load()) >= settings_->limits.max_connections) {
@@ -714,7 +788,7 @@ void tcp_server::accept_next() {
         socket.close(ignored);
       } else {
         counters_.accepted.fetch_add(1);
-        auto c = std::make_shared<tcp_connection>(*this, std::move(socket));
+        auto c = std::make_shared<tcp_connection>(*this, std::move(socket), *sweeps_[io]);
         {
           std::lock_guard lock(mutex_);
           live_.insert(c.get());

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "infra/net/address_limits.hpp"
 #include "infra/net/asio.hpp"
@@ -69,6 +70,7 @@ using listener_factory =
     std::function<std::unique_ptr<connection_listener>(std::shared_ptr<device_link>)>;
 
 class tcp_connection;
+struct connection_sweep;
 
 /// Accepts device connections and spreads them over the io_pool's contexts: reads feed
 /// the codec framer, complete frames go to the connection's listener, and writes come
@@ -97,6 +99,7 @@ class tcp_server {
 
  private:
   friend class tcp_connection;
+  friend struct connection_sweep;
   void accept_next();
   void forget(tcp_connection* c);
 
@@ -115,6 +118,8 @@ class tcp_server {
   listener_factory make_listener_;
   std::shared_ptr<capture::capture_recorder> capture_;
   std::shared_ptr<connection_settings> settings_;
+  /// One per io context of the pool: its open connections and their deadlines.
+  std::vector<std::shared_ptr<connection_sweep>> sweeps_;
   std::uint16_t port_ = 0;
   server_counters counters_;
   std::mutex mutex_;

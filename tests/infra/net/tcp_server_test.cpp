@@ -197,4 +197,138 @@ TEST(TcpServer, FramesOfEverySizeAndSegmentationArriveWhole) {
   pool.join();
 }
 
+const std::vector<std::uint8_t> imei_frame = {0x00, 0x0F, '3', '5', '6', '3', '0', '7', '0',
+                                              '4',  '2',  '4', '4', '1', '0', '1', '3'};
+
+/// A listener that keeps the reason each of several connections closed with, by the
+/// order they were accepted in.
+struct close_board {
+  std::mutex mutex;
+  std::vector<std::string> reasons;  // "" while open
+};
+
+class board_listener final : public connection_listener {
+ public:
+  board_listener(std::shared_ptr<device_link> link, close_board& board, std::size_t index)
+      : link_(std::move(link)), board_(board), index_(index) {}
+  void on_frame(const tgw::codecs::frame& f) override {
+    if (f.kind == tgw::codecs::frame_kind::avl) link_->frame_done();
+  }
+  void on_closed(const std::string& reason) override {
+    const std::lock_guard lock(board_.mutex);
+    board_.reasons[index_] = reason;
+  }
+
+ private:
+  std::shared_ptr<device_link> link_;
+  close_board& board_;
+  std::size_t index_;
+};
+
+tgw::infra::net::tcp::endpoint loopback() {
+  return {tgw::infra::net::asio::ip::make_address("127.0.0.1"), 0};
+}
+
+// Deadlines are kept by one sweep per io thread, not a timer per connection. Bytes that
+// never make an IMEI do not push the handshake's deadline back: it counts from the start.
+TEST(TcpServer, AHandshakeDrippedAByteAtATimeStillEndsAtItsDeadline) {
+  io_pool pool(1);
+  listener_log log;
+  tgw::infra::net::connection_limits limits;
+  limits.handshake_timeout = 300ms;
+  tcp_server server(pool, loopback(), limits, [&](std::shared_ptr<device_link>) {
+    return std::make_unique<recording_listener>(log);
+  });
+  server.start();
+  pool.start();
+  const int fd = connect_to(server.port());
+  ASSERT_GE(fd, 0);
+  // The IMEI frame's bytes 100 ms apart, the last one never: 1.6 s of a device that
+  // never finishes. The server closes it while it drips.
+  std::size_t dripped = 0;
+  for (; dripped + 1 < imei_frame.size(); ++dripped) {
+    {
+      const std::lock_guard lock(log.mutex);
+      if (!log.closes.empty()) break;
+    }
+    if (::send(fd, &imei_frame[dripped], 1, MSG_NOSIGNAL) != 1) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_LT(dripped, imei_frame.size() - 1);
+  EXPECT_EQ(closes_within(log, 5s), std::vector<std::string>{"handshake timeout"});
+  ::close(fd);
+  pool.stop();
+  pool.join();
+}
+
+// Two devices on one io thread, so one sweep: the one that keeps sending stays, the
+// silent one is closed for being idle, and only it.
+TEST(TcpServer, OnlyTheSilentDeviceOfTwoOnOneThreadIsClosedForIdling) {
+  io_pool pool(1);
+  close_board board;
+  board.reasons.resize(2);
+  std::atomic<std::size_t> accepted{0};
+  tgw::infra::net::connection_limits limits;
+  limits.idle_timeout = 500ms;
+  tcp_server server(pool, loopback(), limits, [&](std::shared_ptr<device_link> link) {
+    return std::make_unique<board_listener>(std::move(link), board, accepted++);
+  });
+  server.start();
+  pool.start();
+  const int busy = connect_to(server.port());
+  ASSERT_GE(busy, 0);
+  ASSERT_EQ(::send(busy, imei_frame.data(), imei_frame.size(), 0),
+            static_cast<ssize_t>(imei_frame.size()));
+  while (accepted.load() < 1) std::this_thread::sleep_for(5ms);
+  const int silent = connect_to(server.port());
+  ASSERT_GE(silent, 0);
+  ASSERT_EQ(::send(silent, imei_frame.data(), imei_frame.size(), 0),
+            static_cast<ssize_t>(imei_frame.size()));
+  // The busy one sends a frame every 100 ms for 1.5 s, three idle timeouts.
+  const auto frame = avl_frame(40, 1);
+  for (int i = 0; i < 15; ++i) {
+    ASSERT_EQ(::send(busy, frame.data(), frame.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(frame.size()));
+    std::this_thread::sleep_for(100ms);
+  }
+  {
+    const std::lock_guard lock(board.mutex);
+    EXPECT_EQ(board.reasons, (std::vector<std::string>{"", "idle timeout"}));
+  }
+  ::close(busy);
+  ::close(silent);
+  server.close_all("shutdown");
+  pool.stop();
+  pool.join();
+}
+
+// The sweeps belong to the server; destroyed while its io thread runs and devices are
+// connected, it leaves nothing that fires into it later.
+TEST(TcpServer, AServerDestroyedWithOpenConnectionsLeavesItsIoThreadRunning) {
+  io_pool pool(1);
+  listener_log log;
+  tgw::infra::net::connection_limits limits;
+  limits.handshake_timeout = 80ms;  // a sweep every 10 ms
+  auto server = std::make_unique<tcp_server>(
+      pool, loopback(), limits,
+      [&](std::shared_ptr<device_link>) { return std::make_unique<recording_listener>(log); });
+  server->start();
+  pool.start();
+  std::vector<int> fds;
+  for (int i = 0; i < 3; ++i) fds.push_back(connect_to(server->port()));
+  std::this_thread::sleep_for(30ms);
+  server->close_all("shutdown");
+  server.reset();
+  std::this_thread::sleep_for(200ms);  // past the deadlines, and many sweep periods
+  // The io thread still serves other work.
+  std::atomic<bool> ran{false};
+  tgw::infra::net::asio::post(pool.front(), [&] { ran = true; });
+  const auto end = std::chrono::steady_clock::now() + 5s;
+  while (!ran.load() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(ran.load());
+  for (const int fd : fds) ::close(fd);
+  pool.stop();
+  pool.join();
+}
+
 }  // namespace
