@@ -41,7 +41,7 @@ class replay_link final : public infra::net::device_link {
     if (close_reason.empty()) close_reason = std::move(reason);
   }
   void frame_done() override {}
-  [[nodiscard]] const std::string& peer() const override { return peer_; }
+  [[nodiscard]] std::string peer() const override { return peer_; }
 
   std::vector<std::uint8_t> sent;
   std::string close_reason;

@@ -29,8 +29,9 @@ class device_link {
     send(std::move(reply));
     frame_done();
   }
-  /// "ip:port" of the device: from the PROXY header when a balancer sent one.
-  [[nodiscard]] virtual const std::string& peer() const = 0;
+  /// "ip:port" of the device: from the PROXY header when a balancer sent one. A copy,
+  /// made when asked: connections keep the address, not its text.
+  [[nodiscard]] virtual std::string peer() const = 0;
   /// "ip:port" of the balancer the device came through, or empty when it connected
   /// directly.
   [[nodiscard]] virtual const std::string& via() const {

@@ -101,13 +101,11 @@ class tcp_connection final : public device_link,
     const auto remote = socket_.remote_endpoint(ec);
     if (!ec) {
       device_ = to_capture(remote);
-      peer_ = device_.to_string();
-    } else {
-      peer_ = "unknown";
+      device_known_ = true;
     }
     const auto local = socket_.local_endpoint(ec);
     if (!ec) gateway_ = to_capture(local);
-    known_endpoints_ = !peer_.empty() && peer_ != "unknown" && !ec;
+    known_endpoints_ = device_known_ && !ec;
     socket_.set_option(tcp::no_delay(true), ec);
     socket_.non_blocking(true, ec);
   }
@@ -153,7 +151,12 @@ class tcp_connection final : public device_link,
     });
   }
 
-  [[nodiscard]] const std::string& peer() const override { return peer_; }
+  // Made when asked (a session asks once or twice): a string of its own would be 32
+  // bytes in every connection. The device's address does not change once a session
+  // exists, so any thread may read it.
+  [[nodiscard]] std::string peer() const override {
+    return device_known_ ? device_.to_string() : "unknown";
+  }
   [[nodiscard]] const std::string& via() const override {
     return via_ ? *via_ : device_link::via();
   }
@@ -198,10 +201,10 @@ class tcp_connection final : public device_link,
       return;
     }
     if (p.header.has_addresses) {
-      via_ = std::make_unique<std::string>(peer_);
+      via_ = std::make_unique<std::string>(peer());
       device_ = p.header.source;
+      device_known_ = true;
       gateway_ = p.header.destination;
-      peer_ = device_.to_string();
       known_endpoints_ = true;
     }
     after_proxy();
@@ -522,9 +525,9 @@ class tcp_connection final : public device_link,
   // consolidate its fast bins, once per read. A 10-record packet fits.
   static constexpr std::size_t read_chunk = 1000;
   // A 1-record Codec 8 Extended packet with a few IO elements is 60-120 bytes, and
-  // 29 more in a TLS 1.2 AES-GCM record (22 in TLS 1.3). The connection, 64 bytes
-  // larger, stays in the same allocator size class.
-  static constexpr std::size_t landing_size = 192;
+  // 29 more in a TLS 1.2 AES-GCM record (22 in TLS 1.3). Its size is what is left of
+  // the connection's size class (the static_assert below).
+  static constexpr std::size_t landing_size = 168;
 
   void write_next() {
     if (tls_) {
@@ -627,7 +630,7 @@ class tcp_connection final : public device_link,
       listener_.reset();  // breaks the cycle session -> link -> listener -> session
     } else if (reason != "shutdown") {
       // No session was made: the preamble's outcome is told here or nowhere.
-      spdlog::info("connection from {}{}: closed before its handshake: {}", peer_,
+      spdlog::info("connection from {}{}: closed before its handshake: {}", peer(),
                    via_ ? " via " + *via_ : "", reason);
     }
     if (settings_->alive) server_.forget(this);
@@ -657,7 +660,6 @@ class tcp_connection final : public device_link,
   std::array<std::uint8_t, landing_size> landing_;
   capture::ip_endpoint device_;
   capture::ip_endpoint gateway_;
-  std::string peer_;
   std::unique_ptr<std::string> via_;  ///< Only behind a balancer that sent a PROXY header.
   std::unique_ptr<std::string> close_after_writes_;  ///< Rare: a pointer, not a string.
   /// The start, and from the device's identification on, its last read.
@@ -665,6 +667,7 @@ class tcp_connection final : public device_link,
   std::uint32_t in_flight_ = 0;
   std::uint32_t sweep_slot_ = 0;  ///< Its place in sweep_->open.
   phase phase_ = phase::framing;
+  bool device_known_ = false;  ///< device_ holds the peer's address (or the PROXY header's).
   bool known_endpoints_ = false;
   bool reading_ = false;
   bool unread_ = false;
@@ -677,10 +680,10 @@ class tcp_connection final : public device_link,
 };
 
 // Every device holds one, idle or not. With make_shared's 16-byte header it fits
-// jemalloc's 640-byte size class (docs/PERFORMANCE.md, "Step 6"); a member that pushes
-// it past costs each connection the next class, 128 bytes more. Rare state goes behind
-// a pointer.
-static_assert(sizeof(tcp_connection) + 16 <= 640, "tcp_connection outgrew its size class");
+// jemalloc's 512-byte size class (docs/PERFORMANCE.md, "Steps 6 and 15"); a member that
+// pushes it past costs each connection the next class, 128 bytes more. Rare state goes
+// behind a pointer.
+static_assert(sizeof(tcp_connection) + 16 <= 512, "tcp_connection outgrew its size class");
 
 void connection_sweep::add(std::shared_ptr<tcp_connection> c) {
   c->sweep_slot_ = static_cast<std::uint32_t>(open.size());

@@ -89,7 +89,7 @@ class bench_device final : public infra::net::device_link {
     std::abort();
   }
   void frame_done() override {}
-  [[nodiscard]] const std::string& peer() const override { return peer_; }
+  [[nodiscard]] std::string peer() const override { return peer_; }
 
  private:
   run_state& run_;

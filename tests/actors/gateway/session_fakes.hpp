@@ -20,7 +20,7 @@ class fake_link final : public infra::net::device_link {
   void send(bytes b) override { sent.push_back(std::move(b)); }
   void close(std::string reason) override { closed_with = std::move(reason); }
   void frame_done() override { ++frames_done; }
-  [[nodiscard]] const std::string& peer() const override { return peer_; }
+  [[nodiscard]] std::string peer() const override { return peer_; }
 
   std::vector<bytes> sent;
   std::string closed_with;
