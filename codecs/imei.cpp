@@ -14,6 +14,28 @@ errc imei::parse(std::string_view digits, imei& out) noexcept {
   return errc::ok;
 }
 
+namespace {
+constexpr std::uint64_t sixteen_digits = std::uint64_t{1} << 63;
+}
+
+std::optional<std::uint64_t> imei_key(std::string_view digits) noexcept {
+  if (digits.size() < imei_min_digits || digits.size() > imei_max_digits) return std::nullopt;
+  std::uint64_t value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return digits.size() == imei_max_digits ? value | sixteen_digits : value;
+}
+
+std::string imei_from_key(std::uint64_t key) {
+  std::string digits((key & sixteen_digits) != 0 ? imei_max_digits : imei_min_digits, '0');
+  std::uint64_t value = key & ~sixteen_digits;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it, value /= 10)
+    *it = static_cast<char>('0' + value % 10);
+  return digits;
+}
+
 decode_status parse_imei_packet(std::span<const std::uint8_t> in, imei& out) noexcept {
   if (in.size() < imei_packet_header) return {errc::need_more, in.size()};
   const std::size_t length = load_be16(in.data());

@@ -3,7 +3,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "codecs/errc.hpp"
@@ -30,6 +32,14 @@ class imei {
   std::array<char, imei_max_digits> digits_{};
   std::uint8_t size_ = 0;
 };
+
+/// An IMEI as one number, for maps with an entry per device: a std::string key makes a
+/// 64-byte node, a number a 32-byte one. The digits' value, with bit 63 set for 16
+/// digits, so that 15 digits and the same value in 16 stay apart. Nothing unless
+/// `digits` is 15 or 16 ASCII digits.
+[[nodiscard]] std::optional<std::uint64_t> imei_key(std::string_view digits) noexcept;
+/// The digits of a key made by imei_key.
+[[nodiscard]] std::string imei_from_key(std::uint64_t key);
 
 /// Size of the handshake packet: a 2-byte length and the IMEI digits.
 inline constexpr std::size_t imei_packet_header = 2;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -29,7 +30,8 @@ class session_directory {
 
  private:
   mutable std::mutex mutex_;
-  std::unordered_map<std::string, caf::actor> sessions_;
+  /// By codecs::imei_key: an entry for every device, so a 32-byte node, not 64.
+  std::unordered_map<std::uint64_t, caf::actor> sessions_;
 };
 
 }  // namespace tgw::actors::commands

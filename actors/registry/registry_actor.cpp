@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "codecs/imei.hpp"
+
 namespace tgw::actors::registry {
 namespace {
 
@@ -14,14 +16,15 @@ struct registry_state {
   // Live sessions per device on this instance: a device that reconnects here may be
   // registered by its new session before its old connection is noticed closed, and
   // the old session's unregister must not remove it then.
-  std::unordered_map<std::string, int> held;
+  // By codecs::imei_key: an entry for every device, so a 32-byte node, not 64.
+  std::unordered_map<std::uint64_t, int> held;
   bool repair_owed = false;
   bool down = false;
 
   [[nodiscard]] std::vector<std::string> held_imeis() const {
     std::vector<std::string> all;
     all.reserve(held.size());
-    for (const auto& entry : held) all.push_back(entry.first);
+    for (const auto& entry : held) all.push_back(codecs::imei_from_key(entry.first));
     return all;
   }
 };
@@ -87,13 +90,21 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
   self->send(self, beat_atom::value);
   return {
       [store, state, counters, failure](register_atom, const std::string& imei) {
-        ++state->held[imei];
+        const auto key = codecs::imei_key(imei);
+        if (!key) {
+          // Sessions register only after the IMEI was validated.
+          spdlog::error("registry: '{}' not registered: not an IMEI", imei);
+          return;
+        }
+        ++state->held[*key];
         counters->registry_held.store(static_cast<std::int64_t>(state->held.size()));
         std::string error;
         if (!store->register_device(imei, error)) failure("register " + imei, error);
       },
       [store, state, counters, failure](unregister_atom, const std::string& imei) {
-        auto it = state->held.find(imei);
+        const auto key = codecs::imei_key(imei);
+        if (!key) return;
+        auto it = state->held.find(*key);
         if (it == state->held.end()) return;
         if (--it->second > 0) return;  // another session of this device is still here
         state->held.erase(it);

@@ -59,6 +59,26 @@ TEST(Imei, Equality) {
   EXPECT_FALSE(make_imei("352093081452251") == make_imei("3520930814522510"));
 }
 
+TEST(ImeiKey, RoundTripsFifteenAndSixteenDigitsLeadingZerosIncluded) {
+  for (const char* digits :
+       {"356307042441013", "000000000000000", "999999999999999", "3563070424410131",
+        "0000000000000000", "0356307042441013", "9999999999999999"}) {
+    const auto key = tgw::codecs::imei_key(digits);
+    ASSERT_TRUE(key.has_value()) << digits;
+    EXPECT_EQ(tgw::codecs::imei_from_key(*key), digits);
+  }
+}
+
+TEST(ImeiKey, FifteenDigitsAndTheSameValueInSixteenAreDifferentKeys) {
+  EXPECT_NE(tgw::codecs::imei_key("035630704244101"), tgw::codecs::imei_key("0035630704244101"));
+}
+
+TEST(ImeiKey, RefusesWhatIsNotAnImei) {
+  for (const char* text :
+       {"", "35630704244101", "35630704244101312", "35630704244101x", "dev-1", " 356307042441013"})
+    EXPECT_FALSE(tgw::codecs::imei_key(text).has_value()) << text;
+}
+
 TEST(ImeiPacket, ParsesWikiHandshake) {
   const auto packet = test::from_hex("000F333536333037303432343431303133");
   imei id;
