@@ -1,5 +1,6 @@
 // Fuzzes the IMEI parsers: the TCP handshake (parse_imei_packet), the Codec 14/15
-// BCD form (imei_from_bcd) and imei::parse, with their encoders as the oracle.
+// BCD form (imei_from_bcd), imei::parse and the numeric map key (imei_key), with
+// their encoders as the oracle.
 
 #include <algorithm>
 #include <array>
@@ -88,16 +89,19 @@ void fuzz_text(std::span<const std::uint8_t> input) {
   const std::string_view text(reinterpret_cast<const char*>(input.data()), input.size());
   imei id;
   const errc e = imei::parse(text, id);
+  const auto key = imei_key(text);
   const bool length_ok = text.size() >= imei_min_digits && text.size() <= imei_max_digits;
   if (!length_ok) {
-    require(e == errc::bad_imei_length && id.empty());
+    require(e == errc::bad_imei_length && id.empty() && !key);
     return;
   }
   if (!std::ranges::all_of(input, is_digit)) {
-    require(e == errc::bad_imei_digit && id.empty());
+    require(e == errc::bad_imei_digit && id.empty() && !key);
     return;
   }
   require(e == errc::ok && id.str() == text);
+  // The key gives the same digits back, leading zeros and length included.
+  require(key.has_value() && imei_from_key(*key) == text);
 
   std::array<std::uint8_t, 8> bcd{};
   imei_to_bcd(id, bcd);
