@@ -38,6 +38,22 @@ capture::ip_endpoint to_capture(const tcp::endpoint& e) {
   return out;
 }
 
+// Plain operator new and delete at the size asked, for an operation Asio would
+// otherwise place in a recycled block of another operation's size.
+template <class T>
+struct exact_allocator {
+  using value_type = T;
+  exact_allocator() = default;
+  template <class U>
+  exact_allocator(const exact_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p); }
+  template <class U>
+  friend bool operator==(const exact_allocator&, const exact_allocator<U>&) noexcept {
+    return true;
+  }
+};
+
 // Loopback sources are exempt from the per-address limits: local tools, a simulator
 // or a balancer on the same host without PROXY protocol would otherwise be throttled
 // as one client.
@@ -384,25 +400,39 @@ class tcp_connection final : public device_link,
   // framer, or by the record layer.
   void receive_into_landing() {
     reading_ = true;
-    socket_.async_read_some(
-        asio::buffer(landing_),
-        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
-          self->reading_ = false;
-          if (self->closed_) return;
-          if (ec) {
-            self->shutdown(read_failure(ec));
-            return;
-          }
-          const auto fresh = std::span<const std::uint8_t>(self->landing_).first(n);
-          if (self->tls_) {
-            // Sealed bytes: the record layer opens them in the read that follows.
-            self->tls_->received(fresh, n < self->landing_.size());
-            self->read_available();
-            return;
-          }
-          self->framer_.append(fresh);
-          self->take_received(fresh, n == self->landing_.size());
-        });
+    socket_.async_read_some(asio::buffer(landing_), landing_read{shared_from_this()});
+  }
+
+  // The completion of the read above. Its operation waits as long as the device is
+  // silent, so an idle connection holds it, and it is allocated at its own size (112
+  // bytes): Asio's per-thread recycling would give it the block of a larger operation
+  // that just finished, a write's, in the 160- or 224-byte class (docs/PERFORMANCE.md,
+  // "Step 17"). An allocator of its own is what tells Asio not to recycle.
+  struct landing_read {
+    std::shared_ptr<tcp_connection> self;
+    using allocator_type = exact_allocator<void>;
+    [[nodiscard]] allocator_type get_allocator() const noexcept { return {}; }
+    void operator()(const boost::system::error_code& ec, std::size_t n) const {
+      self->landed(ec, n);
+    }
+  };
+
+  void landed(const boost::system::error_code& ec, std::size_t n) {
+    reading_ = false;
+    if (closed_) return;
+    if (ec) {
+      shutdown(read_failure(ec));
+      return;
+    }
+    const auto fresh = std::span<const std::uint8_t>(landing_).first(n);
+    if (tls_) {
+      // Sealed bytes: the record layer opens them in the read that follows.
+      tls_->received(fresh, n < landing_.size());
+      read_available();
+      return;
+    }
+    framer_.append(fresh);
+    take_received(fresh, n == landing_.size());
   }
 
   // One readiness wait for whatever the phase needs next.
