@@ -372,13 +372,13 @@ namespace {
 // Calls `f` with the message's elements when they are exactly `Ts...`, as a CAF
 // handler would be called. The types are spelled out, not read from f's parameters:
 // CAF recognises its built-in types (std::string among them) by a type number that a
-// reference type does not carry, so `const std::string&` would never match.
+// reference type does not carry, so `const std::string&` would never match. The
+// elements are read only: a message may be shared by several receivers.
 template <class... Ts, class F>
-bool on(caf::type_erased_tuple& xs, F&& f) {
+bool on(const caf::type_erased_tuple& xs, F&& f) {
   if (!xs.match_elements<Ts...>()) return false;
-  // As CAF's own handlers: references into the message, which has this one receiver.
   [&]<std::size_t... I>(std::index_sequence<I...>) {
-    f(*static_cast<Ts*>(const_cast<void*>(xs.get(I)))...);
+    f(xs.get_as<Ts>(I)...);
   }
   (std::index_sequence_for<Ts...>{});
   return true;
@@ -398,8 +398,10 @@ caf::result<caf::message> deliver(session_context& c, caf::scheduled_actor* self
           xs, [&](persisted_atom, const write_outcome& o) { c.on_persisted(o); }) ||
       on<revoke_atom>(xs, [&](revoke_atom) { c.on_revoke(); }) ||
       on<commands::command_atom, infra::commands::command_entry>(
-          xs, [&](commands::command_atom,
-                  infra::commands::command_entry& e) { c.on_command(std::move(e)); }) ||
+          xs,
+          [&](commands::command_atom, const infra::commands::command_entry& e) {
+            c.on_command(e);  // a copy: commands are rare, and a message may be shared
+          }) ||
       on<commands::cmd_timeout_atom, std::string>(
           xs, [&](commands::cmd_timeout_atom,
                   const std::string& entry_id) { c.on_command_timeout(entry_id); }) ||
