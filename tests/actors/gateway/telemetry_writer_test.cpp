@@ -91,6 +91,16 @@ class TelemetryWriter : public ::testing::Test {
     caf::anon_send(probe, go_atom::value);
     sched.run();
   }
+  /// A writer that lingers 1 ms for a batch of up to `max_batch` writes, started with
+  /// every other actor, so that each run_once that follows is this writer's.
+  caf::actor lingering_writer(std::size_t max_batch = writer_config{}.max_batch) {
+    writer_config config;
+    config.linger = std::chrono::microseconds{1000};
+    config.max_batch = max_batch;
+    caf::actor lingering = sys.spawn(telemetry_writer, config, store, 1, counters);
+    sched.run();
+    return lingering;
+  }
 
   test_config cfg;
   caf::actor_system sys{cfg};
@@ -190,10 +200,7 @@ TEST_F(TelemetryWriter, WhileRedisIsDownEveryWriteFailsAndTheStoreRestsDuringThe
 // that arrives while that flush sleeps would be: the flush it sends itself after the
 // linger queues behind the packet, and both go to Redis in one batch.
 TEST_F(TelemetryWriter, ALingeringBatchTakesTheWritesThatArriveMeanwhile) {
-  writer_config lingering;
-  lingering.linger = std::chrono::microseconds{1000};
-  caf::actor patient = sys.spawn(telemetry_writer, lingering, store, 1, counters);
-  sched.run();  // every actor started, so that each run_once below is the writer's
+  caf::actor patient = lingering_writer();
   caf::anon_send(patient, ingest_atom::value, packet("first", 1));
   sched.run_once();  // takes the packet and queues its flush
   caf::anon_send(patient, ingest_atom::value, packet("second", 1));
@@ -207,11 +214,7 @@ TEST_F(TelemetryWriter, ALingeringBatchTakesTheWritesThatArriveMeanwhile) {
 
 // A full batch does not linger: the write that fills it sends it.
 TEST_F(TelemetryWriter, AFullBatchGoesWithoutLingering) {
-  writer_config lingering;
-  lingering.linger = std::chrono::microseconds{1000};
-  lingering.max_batch = 2;
-  caf::actor patient = sys.spawn(telemetry_writer, lingering, store, 1, counters);
-  sched.run();  // every actor started, so that each run_once below is the writer's
+  caf::actor patient = lingering_writer(2);
   caf::anon_send(patient, ingest_atom::value, packet("first", 1));
   caf::anon_send(patient, ingest_atom::value, packet("second", 1));
   sched.run_once();  // takes the first packet and queues a flush
@@ -226,10 +229,7 @@ TEST_F(TelemetryWriter, AFullBatchGoesWithoutLingering) {
 // A writer that found Redis down does not linger: while it backs off it answers at
 // once, and its first try after the backoff goes at once too, alone.
 TEST_F(TelemetryWriter, AWriterThatFoundRedisDownDoesNotLinger) {
-  writer_config lingering;
-  lingering.linger = std::chrono::microseconds{1000};
-  caf::actor patient = sys.spawn(telemetry_writer, lingering, store, 1, counters);
-  sched.run();  // every actor started, so that each run_once below is the writer's
+  caf::actor patient = lingering_writer();
   store->failing = true;
   caf::anon_send(patient, ingest_atom::value, packet("lost", 1));
   sched.run();

@@ -1,0 +1,69 @@
+// The command directory: which session holds which IMEI. Its map is keyed by the IMEI
+// as a number, so what goes in as text must come out as the same text, and what is
+// not an IMEI finds no session and attaches none.
+#include "actors/commands/session_directory.hpp"
+
+#include <gtest/gtest.h>
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include <algorithm>
+
+#include "tests/actors/gateway/session_fakes.hpp"
+
+namespace tgw::actors::commands {
+namespace {
+
+caf::behavior idle_session() {
+  return {[](caf::unit_t) {}};
+}
+
+class SessionDirectory : public ::testing::Test {
+ protected:
+  ~SessionDirectory() override {
+    for (const auto& a : {first, second}) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+  gateway::test::test_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scheduler::test_coordinator& sched =
+      dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  caf::actor first = sys.spawn(idle_session);
+  caf::actor second = sys.spawn(idle_session);
+  session_directory directory;
+};
+
+TEST_F(SessionDirectory, FindsWhatWasAttachedAndGivesItsTextBack) {
+  directory.attach("356307042441013", first);
+  directory.attach("0356307042441013", second);  // 16 digits: another device
+  EXPECT_EQ(directory.find("356307042441013"), first);
+  EXPECT_EQ(directory.find("0356307042441013"), second);
+  EXPECT_FALSE(directory.find("035630704244101"));
+  auto held = directory.snapshot();
+  std::sort(held.begin(), held.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  ASSERT_EQ(held.size(), 2U);
+  EXPECT_EQ(held[0].first, "0356307042441013");
+  EXPECT_EQ(held[1].first, "356307042441013");
+}
+
+TEST_F(SessionDirectory, ANewerConnectionKeepsTheDeviceWhenTheOlderDetaches) {
+  directory.attach("356307042441013", first);
+  directory.attach("356307042441013", second);
+  directory.detach("356307042441013", first);
+  EXPECT_EQ(directory.find("356307042441013"), second);
+  directory.detach("356307042441013", second);
+  EXPECT_FALSE(directory.find("356307042441013"));
+}
+
+TEST_F(SessionDirectory, WhatIsNotAnImeiFindsNothingAndAttachesNothing) {
+  directory.attach("dev-1", first);
+  EXPECT_EQ(directory.size(), 0U);
+  EXPECT_FALSE(directory.find("dev-1"));
+  EXPECT_FALSE(directory.find(""));
+  directory.detach("dev-1", first);  // harmless
+  EXPECT_EQ(directory.size(), 0U);
+}
+
+}  // namespace
+}  // namespace tgw::actors::commands
