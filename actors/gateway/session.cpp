@@ -6,6 +6,7 @@
 #include "actors/commands/command_messages.hpp"
 #include "actors/commands/device_commands.hpp"
 #include "actors/commands/session_directory.hpp"
+#include "actors/gateway/caf_logger_exit.hpp"
 #include "actors/gateway/gateway_messages.hpp"
 #include "actors/registry/registry_actor.hpp"
 #include "codecs/avl_decode.hpp"
@@ -389,6 +390,7 @@ bool on(const caf::type_erased_tuple& xs, F&& f) {
 // handler would.
 caf::result<caf::message> deliver(session_context& c, caf::scheduled_actor* self,
                                   caf::message_view& view) {
+  leave_caf_logger();
   auto& xs = view.content();
   const bool handled =
       on<frame_atom, std::uint8_t, std::uint8_t, std::vector<std::uint8_t>>(

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/gateway/caf_logger_exit.hpp"
 #include "actors/gateway/gateway_messages.hpp"
 
 namespace tgw::actors::gateway {
@@ -41,6 +42,7 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
                                const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   auto state = std::make_shared<writer_state>();
   auto flush = [self, config, store, state, shard, counters] {
+    leave_caf_logger();  // the writer's own thread resumes it for every batch
     state->flush_queued = false;
     if (state->ops.empty()) return;
     if (!state->lingered && config.linger.count() > 0 && state->ops.size() < config.max_batch &&

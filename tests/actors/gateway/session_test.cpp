@@ -207,6 +207,20 @@ TEST_F(SessionActor, DropsAMessageItDoesNotKnowAndGoesOn) {
   EXPECT_EQ(link->sent[1], (bytes{0, 0, 0, 1}));
 }
 
+// CAF would otherwise take one shared lock, several times a message, on every thread
+// that runs a session (actors/gateway/caf_logger_exit.hpp). Here the deterministic
+// scheduler runs the session on the test's own thread.
+TEST_F(SessionActor, LeavesCafsLoggerOnTheThreadThatRunsIt) {
+  caf::logger::set_current_actor_system(&sys);
+  ASSERT_NE(caf::logger::current_logger(), nullptr);
+  identify();
+  EXPECT_EQ(caf::logger::current_logger(), nullptr);
+  deliver(codecs::frame_kind::avl, avl_packet(1), 0x08);
+  release(true);
+  ASSERT_EQ(link->sent.size(), 2U);
+  EXPECT_EQ(link->sent[1], (bytes{0, 0, 0, 1}));
+}
+
 TEST_F(SessionActor, IgnoresKeepalivesAndNeverAcksCommandReplies) {
   identify();
   deliver(codecs::frame_kind::keepalive, {0xFF});
