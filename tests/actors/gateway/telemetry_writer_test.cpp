@@ -136,6 +136,16 @@ TEST_F(TelemetryWriter, AnswersEachPacketInOrderAndThePlainEventNotAtAll) {
   EXPECT_TRUE(log->responses[0].ok);
 }
 
+// A writer resumed for every batch would otherwise take CAF's logger lock each time
+// (actors/gateway/caf_logger_exit.hpp); here it runs on the test's own thread.
+TEST_F(TelemetryWriter, LeavesCafsLoggerOnTheThreadThatRunsIt) {
+  caf::logger::set_current_actor_system(&sys);
+  ASSERT_NE(caf::logger::current_logger(), nullptr);
+  go();
+  EXPECT_EQ(caf::logger::current_logger(), nullptr);
+  EXPECT_EQ(store->batches.size(), 1U);
+}
+
 // On a Redis Cluster one master can die while the others answer: the ops of its
 // devices fail, the others' are ACKed, and the writer does not back off, so the next
 // batch reaches the store at once.
