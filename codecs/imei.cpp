@@ -19,12 +19,10 @@ constexpr std::uint64_t sixteen_digits = std::uint64_t{1} << 63;
 }
 
 std::optional<std::uint64_t> imei_key(std::string_view digits) noexcept {
-  if (digits.size() < imei_min_digits || digits.size() > imei_max_digits) return std::nullopt;
+  imei valid;
+  if (imei::parse(digits, valid) != errc::ok) return std::nullopt;
   std::uint64_t value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + static_cast<std::uint64_t>(c - '0');
-  }
+  for (char c : valid.str()) value = value * 10 + static_cast<std::uint64_t>(c - '0');
   return digits.size() == imei_max_digits ? value | sixteen_digits : value;
 }
 
