@@ -4,7 +4,10 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
+
+#include <pthread.h>
 #include <vector>
 
 #include "infra/net/asio.hpp"
@@ -41,9 +44,18 @@ class io_pool {
   [[nodiscard]] asio::io_context& at(std::size_t index) noexcept { return *contexts_[index]; }
   [[nodiscard]] std::size_t size() const noexcept { return contexts_.size(); }
 
+  /// What the threads are called (`top -H`, `ps -L`, /proc/PID/task/*/comm), so an
+  /// operator can tell the sockets' CPU from the actors' (CAF's threads are
+  /// `caf.multiplexer` and `caf.actor`). At most 15 characters.
+  static constexpr const char* thread_name = "tgw.io";
+
   /// Starts one thread per context.
   void start() {
-    for (auto& c : contexts_) threads_.emplace_back([io = c.get()] { io->run(); });
+    for (auto& c : contexts_)
+      threads_.emplace_back([io = c.get()] {
+        ::pthread_setname_np(::pthread_self(), thread_name);
+        io->run();
+      });
   }
   /// Stops every context: their run() returns as soon as the current handler ends.
   void stop() {
