@@ -4,11 +4,10 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
-#include <string>
 #include <thread>
+#include <vector>
 
 #include <pthread.h>
-#include <vector>
 
 #include "infra/net/asio.hpp"
 
