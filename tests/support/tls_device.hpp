@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -110,6 +111,43 @@ inline pem_files make_signed(const std::string& dir, const std::string& name, co
   return detail::make_cert(dir, name, false, &ca, serial);
 }
 
+namespace detail {
+
+/// OpenSSL writes to the socket with plain write(): a gateway that refused the device
+/// (a rejected client certificate) and closed first turns the device's next write into
+/// a SIGPIPE, which would end the whole test binary. While one lives, a SIGPIPE raised
+/// on this thread is held and then discarded, so the write fails with EPIPE on this
+/// device's connection alone. Nothing process-wide changes: tests that count on a
+/// SIGPIPE to expose a write without MSG_NOSIGNAL elsewhere keep their strength.
+class sigpipe_held {
+ public:
+  sigpipe_held() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &previous_);
+  }
+  ~sigpipe_held() {
+    if (!was_pending_) {
+      const timespec now{0, 0};
+      while (sigtimedwait(&pipe_, nullptr, &now) == SIGPIPE) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  sigpipe_held(const sigpipe_held&) = delete;
+  sigpipe_held& operator=(const sigpipe_held&) = delete;
+
+ private:
+  sigset_t pipe_{};
+  sigset_t previous_{};
+  bool was_pending_ = false;
+};
+
+}  // namespace detail
+
 /// What a TLS device is told before it connects.
 struct tls_client_options {
   std::string trusted_ca;    ///< Verify the gateway against it; empty: no verification.
@@ -144,7 +182,10 @@ class tls_device {
     ssl_ = SSL_new(ctx_);
     SSL_set_fd(ssl_, fd_);
     ERR_clear_error();
-    established_ = SSL_connect(ssl_) == 1;
+    {
+      const detail::sigpipe_held held;
+      established_ = SSL_connect(ssl_) == 1;
+    }
     if (!established_) {
       const unsigned long e = ERR_get_error();
       const char* reason = e != 0 ? ERR_reason_error_string(e) : nullptr;
@@ -166,11 +207,13 @@ class tls_device {
   [[nodiscard]] const std::string& error() const { return error_; }
 
   void send(const std::vector<std::uint8_t>& b) {
+    const detail::sigpipe_held held;
     if (established_) (void)SSL_write(ssl_, b.data(), static_cast<int>(b.size()));
   }
   /// Exactly n bytes, or nullopt on timeout or close.
   std::optional<std::vector<std::uint8_t>> receive(std::size_t n) {
     if (!established_) return std::nullopt;
+    const detail::sigpipe_held held;  // a TLS 1.3 read may write (a key update's answer)
     std::vector<std::uint8_t> out(n);
     std::size_t got = 0;
     while (got < n) {
@@ -182,6 +225,7 @@ class tls_device {
   }
   /// True when the gateway ended the connection within the timeout.
   [[nodiscard]] bool closed_by_server() {
+    const detail::sigpipe_held held;
     std::uint8_t b = 0;
     for (int i = 0; i < 5; ++i) {
       const int r = established_ ? SSL_read(ssl_, &b, 1) : static_cast<int>(::recv(fd_, &b, 1, 0));

@@ -14,6 +14,7 @@
 #include <openssl/ssl.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -522,6 +523,28 @@ TEST(TlsChannel, APeerGoneMidWriteIsAFailureWithItsReason) {
   const tls_result r = pair.server().write(ack, error);
   EXPECT_EQ(r.status, tls_status::failed);
   EXPECT_EQ(error, std::strerror(EPIPE));
+}
+
+// The test device's own writes (OpenSSL's plain write()) to a gateway that refused it
+// and closed first: a failed write on that connection, not a SIGPIPE that ends the
+// test binary, and nothing left behind for the rest of the process.
+TEST(TlsDevice, AWriteToAPeerThatClosedFailsWithoutEndingTheProcess) {
+  std::array<int, 2> fds{};
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds.data()), 0);
+  ::close(fds[1]);
+  {
+    const tgw::test::detail::sigpipe_held held;
+    errno = 0;
+    EXPECT_EQ(::write(fds[0], "x", 1), -1);
+    EXPECT_EQ(errno, EPIPE);
+  }
+  sigset_t pending;
+  sigpending(&pending);
+  EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);
+  sigset_t mask;
+  pthread_sigmask(SIG_SETMASK, nullptr, &mask);
+  EXPECT_EQ(sigismember(&mask, SIGPIPE), 0);
+  ::close(fds[0]);
 }
 
 TEST(TlsChannel, AKeyUpdateTheDeviceRequestsMovesBothDirectionsOn) {
