@@ -6,6 +6,8 @@
 #include <caf/all.hpp>
 
 #include "actors/commands/command_messages.hpp"
+#include "infra/commands/command_library.hpp"
+#include "infra/health/failure_log.hpp"
 
 namespace tgw::actors::commands {
 namespace {
@@ -14,8 +16,11 @@ using infra::commands::command_entry;
 using infra::commands::resolution;
 
 struct reader_state {
+  explicit reader_state(std::chrono::milliseconds log_interval)
+      : log({"command reader", "commands wait in this instance's stream", "read(s) failed",
+             log_interval}) {}
+  infra::health::failure_log log;
   bool caught_up = false;  ///< Pending entries re-read since the last failure.
-  bool down = false;
   std::chrono::milliseconds backoff{100};
   /// Entries handed to sessions and not yet seen resolved: a pending re-read skips
   /// them, so a reconnect never delivers a command twice.
@@ -34,7 +39,7 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
                              const std::shared_ptr<infra::commands::command_store>& store,
                              const std::shared_ptr<const session_directory>& directory,
                              const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
-  auto state = std::make_shared<reader_state>();
+  auto state = std::make_shared<reader_state>(config.failure_log_interval);
 
   // Answers an entry no session will take, acknowledging it in the same step.
   auto refuse = [config, store, counters](const command_entry& e, std::string reason) {
@@ -86,9 +91,9 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
   };
 
   auto failed = [self, config, state](const std::string& error) {
-    if (!state->down)
-      spdlog::error("commands: Redis unavailable ({}); commands wait in the stream", error);
-    state->down = true;
+    state->log.failed(infra::health::classify_redis_failure(
+                          error, false, infra::commands::command_library_source()),
+                      1, infra::health::clock::now());
     state->caught_up = false;
     self->delayed_send(self, state->backoff, read_atom::value);
     state->backoff = std::min(state->backoff * 2, config.max_backoff);
@@ -114,8 +119,7 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
           if (!unseen.empty())
             spdlog::info("commands: {} pending command(s) re-read", unseen.size());
           dispatch(unseen);
-          if (state->down) spdlog::info("commands: Redis reachable again");
-          state->down = false;
+          state->log.succeeded(infra::health::clock::now());
           state->backoff = std::chrono::milliseconds{100};
           state->caught_up = true;
         }

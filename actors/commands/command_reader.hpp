@@ -16,6 +16,8 @@ struct reader_config {
   std::chrono::milliseconds block{1000};  ///< XREADGROUP BLOCK
   std::size_t count = 16;                 ///< XREADGROUP COUNT
   std::chrono::milliseconds max_backoff{5000};
+  /// A failure that goes on is logged again at most this often (infra::health::failure_log).
+  std::chrono::milliseconds failure_log_interval{30'000};
   std::int64_t journal_maxlen = 1000;
 };
 

@@ -6,6 +6,8 @@
 #include <caf/all.hpp>
 
 #include "actors/commands/command_messages.hpp"
+#include "infra/commands/command_library.hpp"
+#include "infra/health/failure_log.hpp"
 
 namespace tgw::actors::commands {
 namespace {
@@ -14,6 +16,10 @@ using infra::commands::command_entry;
 using infra::commands::resolution;
 
 struct responder_state {
+  explicit responder_state(std::chrono::milliseconds log_interval)
+      : log({"command responses", "publishers wait for the answers of commands",
+             "response(s) not published", log_interval}) {}
+  infra::health::failure_log log;
   /// Outcomes not yet published, oldest first (including ones Redis refused).
   std::deque<std::pair<command_entry, resolution>> unpublished;
   bool flush_queued = false;
@@ -26,7 +32,7 @@ struct responder_state {
 caf::behavior command_responder(caf::event_based_actor* self, const responder_config& config,
                                 const std::shared_ptr<infra::commands::command_store>& store,
                                 const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
-  auto state = std::make_shared<responder_state>();
+  auto state = std::make_shared<responder_state>(config.failure_log_interval);
 
   // Every outcome gathered in the mailbox goes out in one pipelined round trip, like
   // the telemetry writer's batches: under load the calls share round trips instead of
@@ -58,11 +64,15 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
     }
     if (refused.empty()) {
       state->backoff = std::chrono::milliseconds{100};
+      state->log.succeeded(infra::health::clock::now());
       return;
     }
     counters->command_redis_errors.fetch_add(1, std::memory_order_relaxed);
-    spdlog::warn("commands: {} response(s) not published, retrying: {}", refused.size(),
-                 last_error);
+    // Kept and retried; the log says so once per spell, not once per retry.
+    state->log.failed(
+        infra::health::classify_redis_failure(last_error, last_error.starts_with("replicas:"),
+                                              infra::commands::command_library_source()),
+        refused.size(), infra::health::clock::now());
     // Refused ones go back in front of anything that arrived meanwhile: order kept.
     for (auto it = refused.rbegin(); it != refused.rend(); ++it)
       state->unpublished.push_front(std::move(*it));

@@ -28,6 +28,8 @@
 #include "infra/app/service_notify.hpp"
 #include "infra/app/termination.hpp"
 #include "infra/capture/capture_recorder.hpp"
+#include "infra/health/persist_health.hpp"
+#include "infra/health/startup_check.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/metrics/metrics_endpoint.hpp"
 #include "infra/net/address_limits.hpp"
@@ -39,13 +41,19 @@
 #include "infra/net/tls_context.hpp"
 #include "infra/net/udp_server.hpp"
 #include "infra/redis/embedded_redis.hpp"
+#include "infra/redis/server_mode.hpp"
 #include "infra/redis/shard_agreement.hpp"
+#include "infra/telemetry/gateway_library.hpp"
 #include "infra/telemetry/redis_telemetry_store.hpp"
 
 namespace tgw::actors::gateway {
 namespace {
 
 using namespace std::chrono_literals;
+
+// Set when the private redis-server could not be restarted: the SIGTERM that follows
+// ends the gateway with exit code 1 instead of 0.
+std::atomic<bool> gave_up_on_redis{false};
 
 int cores() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -105,11 +113,12 @@ infra::net::address_limit_settings address_limit_settings(const infra::serve_opt
 }
 
 // What the device listeners count, summed over the plain and the TLS port.
-infra::metrics::live_gauges live_gauges(std::vector<const infra::net::tcp_server*> servers,
-                                        std::shared_ptr<infra::net::tls_context_source> tls,
-                                        std::shared_ptr<infra::net::handshake_gate> handshakes,
-                                        std::shared_ptr<infra::net::address_limits> limits,
-                                        std::shared_ptr<retention_status> retention) {
+infra::metrics::live_gauges live_gauges(
+    std::vector<const infra::net::tcp_server*> servers,
+    std::shared_ptr<infra::net::tls_context_source> tls,
+    std::shared_ptr<infra::net::handshake_gate> handshakes,
+    std::shared_ptr<infra::net::address_limits> limits, std::shared_ptr<retention_status> retention,
+    std::shared_ptr<const infra::health::persist_health> health) {
   auto sum = [servers](auto field) {
     double total = 0;
     for (const auto* s : servers) total += static_cast<double>((s->counters().*field).load());
@@ -147,6 +156,10 @@ infra::metrics::live_gauges live_gauges(std::vector<const infra::net::tcp_server
   }
   g.handshakes_in_progress = [limits] {
     return static_cast<double>(limits->handshakes_in_progress());
+  };
+  g.persist_stall = [health] {
+    const auto stall = health->current(std::chrono::steady_clock::now());
+    return std::pair<std::string, double>{stall.reason, stall.seconds};
   };
   g.telemetry_stream_length = [retention] { return static_cast<double>(retention->view().length); };
   g.telemetry_stream_bytes = [retention] { return static_cast<double>(retention->view().bytes); };
@@ -211,6 +224,11 @@ void hand_over_commands(const infra::redis::endpoint& where, const std::string& 
 void warn_if_short_of_replicas(const infra::redis::endpoint& where, int wanted) {
   infra::redis::connection redis({where, 2000ms, 5000ms, "tgw-replica-check"});
   const auto info = redis.command({"INFO", "replication"});
+  if (info.is_error()) {
+    // INFO may be refused by the ACL: the writers' WAIT results say the same, later.
+    spdlog::info("--ack-replicas {}: replicas not counted at start ({})", wanted, info.text);
+    return;
+  }
   const auto at = info.text.find("connected_slaves:");
   const int connected = at == std::string::npos ? 0 : std::atoi(info.text.c_str() + at + 17);
   if (connected < wanted)
@@ -223,13 +241,15 @@ void warn_if_short_of_replicas(const infra::redis::endpoint& where, int wanted) 
                  connected);
 }
 
-// /readyz: the device port accepts, Redis takes this instance's writes, and its
+// /readyz: the device port accepts, this instance can persist (so ACK) now, and its
 // heartbeat is fresh, so other instances do not take it for dead.
 std::string not_ready_because(const infra::metrics::gateway_counters& c,
+                              const infra::health::persist_health& health,
                               std::chrono::seconds heartbeat_ttl) {
   if (!c.listening.load()) return "the device port is not accepting";
-  if (const int down = c.writers_down.load(); down > 0)
-    return "Redis unreachable from " + std::to_string(down) + " telemetry writer(s)";
+  if (std::string stalled = health.stalled_because(std::chrono::steady_clock::now());
+      !stalled.empty())
+    return stalled;
   const std::int64_t at = c.heartbeat_at_ms.load();
   if (at == 0) return "no heartbeat written yet";
   if (!c.heartbeat_ok.load()) return "the last heartbeat write failed (Redis unreachable?)";
@@ -302,7 +322,13 @@ int run_gateway(const infra::serve_options& o) {
       return 1;
     }
     where = embedded->where();
-    spdlog::info("private redis-server on {}", where.describe());
+    spdlog::info("private redis-server on {} (pid {})", where.describe(), embedded->pid());
+    // Kept up for as long as the gateway runs: restarted on its data dir if it dies;
+    // if it cannot be, the gateway stops with exit code 1 for its own supervisor.
+    embedded->supervise({o.embedded_redis_restarts, 200ms, 5000ms, [] {
+                           gave_up_on_redis.store(true);
+                           ::kill(::getpid(), SIGTERM);
+                         }});
   } else {
     std::string error;
     auto parsed = infra::redis::parse_redis_url(o.redis_url, error);
@@ -323,6 +349,12 @@ int run_gateway(const infra::serve_options& o) {
   infra::redis::key_shards key_shards;
   {
     infra::redis::connection probe({where, 2000ms, 5000ms, "tgw-" + instance + "-shards"});
+    // First of all: a URL whose scheme does not fit the server (a cluster node or a
+    // sentinel named by redis://) fails every later step with a puzzling error.
+    if (const std::string wrong = infra::redis::wrong_url_scheme(probe); !wrong.empty()) {
+      spdlog::error("--redis: {}", wrong);
+      return 2;
+    }
     std::string error;
     auto agreed = infra::redis::agree_key_shards(probe, o.telemetry_shards, error);
     if (!agreed) {
@@ -346,14 +378,37 @@ int run_gateway(const infra::serve_options& o) {
                                           "tgw-" + instance + "-writer-" + std::to_string(shard)},
         settings);
   };
+  const int half = std::max(1, cores() / 2);
+  const int shards = o.writer_shards > 0 ? o.writer_shards : std::max(2, half);
+  auto health =
+      std::make_shared<infra::health::persist_health>(infra::health::persist_health::settings{
+          std::chrono::milliseconds{o.readiness_window_ms},
+          std::chrono::seconds{o.failure_log_interval_s}, static_cast<std::size_t>(shards),
+          infra::telemetry::gateway_library_source()});
   {
+    // Before the device port opens: a setup that cannot persist is refused here, with
+    // one line naming the fix, rather than found out by devices that are never ACKed.
     auto probe = make_store(-1);
     std::string error;
     if (!probe->load_library(error)) {
-      spdlog::error("cannot use Redis at {}: {}", where.describe(), error);
+      const auto cause = infra::health::classify_redis_failure(error);
+      spdlog::error("cannot use Redis at {}: {}", where.describe(), infra::health::describe(cause));
       return 1;
     }
     if (where.via_sentinel()) spdlog::info("Redis: {} (via {})", probe->server(), where.describe());
+    infra::redis::connection conn({where, 2000ms, 5000ms, "tgw-" + instance + "-check"});
+    const auto verdict = infra::health::check_before_start(
+        conn, *probe,
+        {instance, key_shards.prefix(0), o.ack_replicas, o.telemetry_retention == "groups",
+         o.allowlist_redis, o.janitor_mode == "scan", where.db != 0, where.via_cluster(),
+         where.via_sentinel()});
+    if (verdict.exit_code != 0) {
+      spdlog::error("{}", verdict.refusal);
+      return verdict.exit_code;
+    }
+    if (!verdict.unchecked.empty()) spdlog::warn("start-up check: {}", verdict.unchecked);
+    if (!verdict.not_ready.empty())
+      health->start_stalled({verdict.not_ready, true, 0}, std::chrono::steady_clock::now());
   }
   if (o.ack_replicas > 0) warn_if_short_of_replicas(where, o.ack_replicas);
   if (o.allowlist_redis) {
@@ -373,10 +428,8 @@ int run_gateway(const infra::serve_options& o) {
   // Writers are at least two: a writer waits for its pipeline's replies before it
   // sends the next batch, and a second one keeps Redis busy meanwhile (a fifth more
   // records/s with 10-record packets on two cores, for a few percent more CPU).
-  const int half = std::max(1, cores() / 2);
   const int io_threads = o.io_threads > 0 ? o.io_threads : half;
   const int actor_threads = o.actor_threads > 0 ? o.actor_threads : half;
-  const int shards = o.writer_shards > 0 ? o.writer_shards : std::max(2, half);
 
   caf::actor_system_config cfg;
   cfg.set("scheduler.max-threads", actor_threads);
@@ -392,6 +445,8 @@ int run_gateway(const infra::serve_options& o) {
   registry::registry_config registry_settings;
   registry_settings.heartbeat_interval = std::chrono::milliseconds{o.heartbeat_interval_ms};
   registry_settings.heartbeat_ttl = std::chrono::seconds{o.heartbeat_ttl_s};
+  const std::chrono::milliseconds log_interval = std::chrono::seconds{o.failure_log_interval_s};
+  registry_settings.failure_log_interval = log_interval;
   instance_actors actors;
   auto registry_handle = actors.add(system.spawn<caf::detached>(
       registry::registry_actor, registry_settings, make_registry_store("registry"), counters));
@@ -413,6 +468,7 @@ int run_gateway(const infra::serve_options& o) {
   auto directory = std::make_shared<commands::session_directory>();
   commands::responder_config responder_settings;
   responder_settings.journal_maxlen = o.journal_maxlen;
+  responder_settings.failure_log_interval = log_interval;
   // A response is a promise to a waiting publisher, like an ACK to a device: with
   // --ack-replicas it counts as published only once replicas hold it.
   auto responder_store = make_command_store("responder", 5000ms);
@@ -422,6 +478,7 @@ int run_gateway(const infra::serve_options& o) {
       commands::command_responder, responder_settings, responder_store, counters));
   commands::reader_config reader_settings;
   reader_settings.journal_maxlen = o.journal_maxlen;
+  reader_settings.failure_log_interval = log_interval;
   // Telemetry retention: every instance watches the consumer groups (lag metrics) and,
   // with --telemetry-retention groups, trims what they all acknowledged.
   auto retention = std::make_shared<retention_status>();
@@ -452,6 +509,7 @@ int run_gateway(const infra::serve_options& o) {
   config->command_timeout = std::chrono::milliseconds{o.command_timeout_ms};
   writer_config writing;
   writing.linger = std::chrono::microseconds{o.writer_linger_us};
+  writing.health = health;
   for (int i = 0; i < shards; ++i)
     config->writers.push_back(actors.add(
         system.spawn<caf::detached>(telemetry_writer, writing, make_store(i), i, counters)));
@@ -551,9 +609,9 @@ int run_gateway(const infra::serve_options& o) {
     try {
       metrics = std::make_unique<infra::metrics::metrics_endpoint>(
           o.metrics_addr, counters,
-          live_gauges(servers, tls, tls_handshakes, address_limits, retention), instance,
-          [counters, ttl = std::chrono::seconds{o.heartbeat_ttl_s}] {
-            return not_ready_because(*counters, ttl);
+          live_gauges(servers, tls, tls_handshakes, address_limits, retention, health), instance,
+          [counters, health, ttl = std::chrono::seconds{o.heartbeat_ttl_s}] {
+            return not_ready_because(*counters, *health, ttl);
           });
     } catch (const std::exception& e) {
       return give_up("cannot serve metrics on --metrics-addr " + o.metrics_addr + ": " + e.what());
@@ -655,6 +713,11 @@ int run_gateway(const infra::serve_options& o) {
   system.await_all_actors_done();
   // Last: everything above still writes to it.
   if (embedded) embedded.reset();
+  if (gave_up_on_redis.load()) {
+    spdlog::error("instance {} stopped: its private redis-server could not be kept running",
+                  instance);
+    return 1;
+  }
   spdlog::info("instance {} stopped", instance);
   return 0;
 }

@@ -287,8 +287,11 @@ class session_context {
             // The context lives as long as the actor, and a response handler runs
             // only while the actor does.
             [this](const write_outcome& o) {
+              // The writer's persist log says why at warn, once per outage rather
+              // than once per device.
               if (!o.ok)
-                spdlog::warn("device {}: identified event not journaled: {}", state_.imei, o.error);
+                spdlog::debug("device {}: identified event not journaled: {}", state_.imei,
+                              o.error);
               counters().handshakes_accepted.fetch_add(1);
               spdlog::info("device {}: connected from {}", state_.imei, link_->peer());
               answer_handshake();

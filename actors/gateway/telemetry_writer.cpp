@@ -34,6 +34,34 @@ struct writer_state {
   std::chrono::milliseconds backoff{100};
 };
 
+// Tells the instance's persist health how a round trip went: the success path is a
+// scan of the outcomes; failures are grouped by their error, with the packets each
+// left un-ACKed, for the log and /readyz (the health object logs, rate-limited).
+void report_health(infra::health::persist_health& health, int shard,
+                   const std::vector<write_op>& ops, const std::vector<write_outcome>& outcomes) {
+  const auto writer = static_cast<std::size_t>(shard);
+  const auto now = std::chrono::steady_clock::now();
+  bool any_ok = false;
+  bool any_failed = false;
+  for (const write_outcome& o : outcomes) (o.ok ? any_ok : any_failed) = true;
+  if (!any_failed) {
+    health.succeeded(writer, now);
+    return;
+  }
+  std::vector<infra::health::persist_health::failure> failures;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const write_outcome& o = outcomes[i];
+    if (o.ok) continue;
+    auto same = std::find_if(failures.begin(), failures.end(), [&](const auto& f) {
+      return f.error == o.error && f.under_replicated == o.under_replicated;
+    });
+    if (same == failures.end())
+      same = failures.insert(failures.end(), {o.error, o.under_replicated, 0});
+    if (ops[i].is_packet) ++same->packets;
+  }
+  health.failed(writer, failures, any_ok, now);
+}
+
 }  // namespace
 
 caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config& config,
@@ -66,6 +94,7 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
       outcomes.assign(state->ops.size(), refused);
     } else {
       counters->writer_batch_size.observe(static_cast<double>(state->ops.size()));
+      if (config.health) config.health->started(static_cast<std::size_t>(shard), now);
       outcomes = store->write_batch(state->ops);
       // Down only when the store as a whole is unreachable: on a Redis Cluster one
       // master can fail while the others take their shards' writes, and their devices
@@ -80,25 +109,19 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
         counters->writer_redis_errors.fetch_add(1, std::memory_order_relaxed);
       if (failed) {
         counters->writer_redis_errors.fetch_add(1, std::memory_order_relaxed);
-        if (!state->down) {
-          counters->writers_down.fetch_add(1);
-          spdlog::error(
-              "telemetry writer {}: Redis unavailable ({}); devices are not ACKed "
-              "until it returns",
-              shard, outcomes.front().error);
-        }
+        if (!state->down) counters->writers_down.fetch_add(1);
         state->down = true;
         state->down_reason = outcomes.front().error;
         state->retry_at = now + state->backoff;
         state->backoff = std::min(state->backoff * 2, config.max_backoff);
       } else if (state->down) {
-        spdlog::info("telemetry writer {}: Redis reachable again", shard);
         counters->writers_down.fetch_sub(1);
         counters->writer_reconnects.fetch_add(1, std::memory_order_relaxed);
         state->down = false;
         state->backoff = std::chrono::milliseconds{100};
       }
     }
+    if (config.health) report_health(*config.health, shard, state->ops, outcomes);
     for (std::size_t i = 0; i < state->replies.size(); ++i) {
       auto& to = state->replies[i];
       if (to.is_request)

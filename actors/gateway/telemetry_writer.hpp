@@ -5,6 +5,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "infra/health/persist_health.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
 
@@ -16,6 +17,9 @@ struct writer_config {
   /// How long a batch that is not full waits for more writes before it goes to Redis
   /// (0: it goes as soon as the writer has read its mailbox).
   std::chrono::microseconds linger{0};
+  /// Told of every round trip (the writer's index is its shard); it logs failures and
+  /// decides readiness. Optional.
+  std::shared_ptr<infra::health::persist_health> health;
 };
 
 /// One shard of the telemetry writer. It gathers every write that is in its mailbox
@@ -27,7 +31,8 @@ struct writer_config {
 /// long (the thread sleeps; it is the writer's own) and sends the flush again, so the
 /// writes that came meanwhile join it: fewer, larger round trips for a little latency.
 /// While Redis is down it answers at once with the error (so no device is ACKed) and
-/// retries the connection with exponential backoff, logging the outage once. Spawn it
+/// retries the connection with exponential backoff; `health` hears of every round trip
+/// and logs the outage. Spawn it
 /// detached: the store blocks, and so does the linger.
 caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config& config,
                                const std::shared_ptr<infra::telemetry::telemetry_store>& store,

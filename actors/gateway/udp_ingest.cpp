@@ -47,7 +47,8 @@ caf::behavior udp_ingest(caf::event_based_actor* self,
                   std::move(event))
         .then(
             [imei](const write_outcome& o) {
-              if (!o.ok) spdlog::warn("udp device {}: event not journaled: {}", imei, o.error);
+              // The writer's persist log says why at warn, once per outage.
+              if (!o.ok) spdlog::debug("udp device {}: event not journaled: {}", imei, o.error);
             },
             [imei](const caf::error& e) {
               spdlog::warn("udp device {}: event timed out ({})", imei, caf::to_string(e));

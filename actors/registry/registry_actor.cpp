@@ -8,11 +8,24 @@
 #include <caf/all.hpp>
 
 #include "codecs/imei.hpp"
+#include "infra/health/failure_log.hpp"
+#include "infra/registry/registry_library.hpp"
 
 namespace tgw::actors::registry {
 namespace {
 
 struct registry_state {
+  explicit registry_state(std::chrono::milliseconds log_interval)
+      : registry_log({"registry",
+                      "devices stay connected and the registry is repaired when "
+                      "Redis answers",
+                      "registry write(s) failed", log_interval}),
+        heartbeat_log({"heartbeat",
+                       "other instances may take this one for dead, evict its devices and "
+                       "adopt its commands",
+                       "heartbeat(s) not written", log_interval}) {}
+  infra::health::failure_log registry_log;
+  infra::health::failure_log heartbeat_log;
   // Live sessions per device on this instance: a device that reconnects here may be
   // registered by its new session before its old connection is noticed closed, and
   // the old session's unregister must not remove it then.
@@ -34,15 +47,14 @@ struct registry_state {
 caf::behavior registry_actor(caf::event_based_actor* self, const registry_config& config,
                              const std::shared_ptr<infra::registry::registry_store>& store,
                              const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
-  auto state = std::make_shared<registry_state>();
+  auto state = std::make_shared<registry_state>(config.failure_log_interval);
   auto failure = [state, counters](const std::string& what, const std::string& error) {
     counters->registry_failures.fetch_add(1);
     state->repair_owed = true;
-    if (!state->down)
-      spdlog::warn(
-          "registry: {} failed ({}); devices stay connected, the registry is "
-          "repaired when Redis answers",
-          what, error);
+    auto& log = what == "heartbeat" ? state->heartbeat_log : state->registry_log;
+    log.failed(
+        infra::health::classify_failure_of(what, error, infra::registry::registry_library_source()),
+        1, infra::health::clock::now());
     state->down = true;
   };
   auto repair = [store, state, counters] {
@@ -51,8 +63,8 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
     const auto left = store->reassert(all, error);
     if (!left) return false;
     state->repair_owed = false;
-    if (state->down)
-      spdlog::info("registry: Redis answers again; {} devices re-asserted", all.size() - *left);
+    if (state->down) spdlog::info("registry: {} device(s) re-asserted", all.size() - *left);
+    state->registry_log.succeeded(infra::health::clock::now());
     if (*left > 0)
       spdlog::info(
           "registry: {} device(s) left to the live instance they reconnected to; their "
@@ -99,7 +111,10 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
         ++state->held[*key];
         counters->registry_held.store(static_cast<std::int64_t>(state->held.size()));
         std::string error;
-        if (!store->register_device(imei, error)) failure("register " + imei, error);
+        if (!store->register_device(imei, error))
+          failure("register " + imei, error);
+        else if (!state->repair_owed)
+          state->registry_log.succeeded(infra::health::clock::now());
       },
       [store, state, counters, failure](unregister_atom, const std::string& imei) {
         const auto key = codecs::imei_key(imei);
@@ -110,7 +125,10 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
         state->held.erase(it);
         counters->registry_held.store(static_cast<std::int64_t>(state->held.size()));
         std::string error;
-        if (!store->unregister_device(imei, error)) failure("unregister " + imei, error);
+        if (!store->unregister_device(imei, error))
+          failure("unregister " + imei, error);
+        else if (!state->repair_owed)
+          state->registry_log.succeeded(infra::health::clock::now());
       },
       [store, state](unreg_all_atom) -> std::size_t {
         std::string error;
@@ -135,12 +153,15 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
                                             .count());
         if (!missing) {
           failure("heartbeat", error);
-        } else if (*missing && !state->held.empty()) {
-          spdlog::warn(
-              "registry: own heartbeat key was missing (presumed dead); re-asserting "
-              "{} devices",
-              state->held.size());
-          state->repair_owed = true;
+        } else {
+          state->heartbeat_log.succeeded(infra::health::clock::now());
+          if (*missing && !state->held.empty()) {
+            spdlog::warn(
+                "registry: own heartbeat key was missing (presumed dead); re-asserting "
+                "{} devices",
+                state->held.size());
+            state->repair_owed = true;
+          }
         }
         if (missing && state->repair_owed && !repair()) failure("repair", "Redis still failing");
         if (missing && !state->repair_owed && !state->held.empty()) check_index();

@@ -28,6 +28,8 @@ struct registry_config {
   std::chrono::seconds heartbeat_ttl{90};
   /// While a repair is owed (Redis was down), retry this often.
   std::chrono::milliseconds repair_interval{1000};
+  /// A failure that goes on is logged again at most this often (infra::health::failure_log).
+  std::chrono::milliseconds failure_log_interval{30'000};
 };
 
 /// The registry actor: the only writer of this instance's registry entries, so

@@ -9,6 +9,7 @@
 
 #include "infra/log/log.hpp"
 #include "infra/node/redis_node_store.hpp"
+#include "infra/redis/server_mode.hpp"
 
 namespace tgw::infra {
 namespace {
@@ -57,8 +58,10 @@ void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--redis", o->redis_url,
-                  "Redis URL redis://[user:password@]host:port/db or unix:///path?db=N; "
-                  "overrides --rhost/--rport/--rdb")
+                  "redis://[user:password@]host:port/db, unix:///path?db=N, "
+                  "redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[?db=N] or "
+                  "redis+cluster://[user:password@]host:port[,host:port...]; overrides "
+                  "--rhost/--rport/--rdb")
       ->envname("TGW_REDIS");
   cmd->add_option("--id", o->id, "Node id (default: host-pid-random)")->envname("TGW_NODE_ID");
   cmd->add_option("--interval", o->interval_ms, "Emit period in ms; 0 emits as fast as possible")
@@ -108,6 +111,15 @@ void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
     const auto where = o->endpoint(error);
     if (!where) {
       std::cerr << "tgw node: " << error << '\n';
+      exit_code = 2;
+      return;
+    }
+    // A cluster node or a sentinel reached as a plain server fails every call with a
+    // puzzling error: say which URL to use instead.
+    redis::connection probe(
+        {*where, std::chrono::milliseconds{1000}, std::chrono::milliseconds{2000}, ""});
+    if (const std::string wrong = redis::wrong_url_scheme(probe); !wrong.empty()) {
+      std::cerr << "tgw node: " << (o->redis_url.empty() ? "" : "--redis: ") << wrong << '\n';
       exit_code = 2;
       return;
     }

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "infra/redis/connection.hpp"
+#include "infra/redis/server_mode.hpp"
 
 namespace tgw::infra {
 namespace {
@@ -49,6 +50,16 @@ std::optional<redis::endpoint> resolve_redis(const redis_choice& choice, std::st
   if (!choice.url.empty()) {
     auto where = redis::parse_redis_url(choice.url, error);
     usage = !where;
+    if (where) {
+      // A cluster node or a sentinel named by redis:// would fail each command with a
+      // puzzling error; say which URL to use instead.
+      redis::connection probe({*where, milliseconds{1000}, milliseconds{2000}, ""});
+      if (std::string wrong = redis::wrong_url_scheme(probe); !wrong.empty()) {
+        error = "--redis: " + wrong;
+        usage = true;
+        return std::nullopt;
+      }
+    }
     return where;
   }
   std::error_code ec;

@@ -226,6 +226,27 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_DRAIN_TIMEOUT_MS")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--readiness-window-ms", o->readiness_window_ms,
+                  "/readyz answers 503 once persisting has failed for every attempt (or a "
+                  "Redis round trip has hung) this long, whatever the cause; 200 again at the "
+                  "first success")
+      ->envname("TGW_READINESS_WINDOW_MS")
+      ->check(CLI::Range(100, 600'000))
+      ->capture_default_str();
+  cmd->add_option("--failure-log-interval-s", o->failure_log_interval_s,
+                  "A Redis failure that goes on (persist, heartbeat, registry, commands) is "
+                  "logged at warn when it starts, then at most once per this many seconds "
+                  "and cause, with counts, and once when it ends")
+      ->envname("TGW_FAILURE_LOG_INTERVAL_S")
+      ->check(CLI::Range(1, 86'400))
+      ->capture_default_str();
+  cmd->add_option("--embedded-redis-restarts", o->embedded_redis_restarts,
+                  "Without --redis: times in a row the private redis-server is restarted on "
+                  "its data dir after it dies, with backoff, before the gateway exits 1 for "
+                  "its supervisor to act")
+      ->envname("TGW_EMBEDDED_REDIS_RESTARTS")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   cmd->add_option("--heartbeat-interval-ms", o->heartbeat_interval_ms,
                   "How often instance:heartbeat:{id} is refreshed")
       ->envname("TGW_HEARTBEAT_INTERVAL_MS")

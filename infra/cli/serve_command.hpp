@@ -65,6 +65,13 @@ struct serve_options {
   int ack_replicas = 0;  ///< 0: ACK on the master's word alone.
   int ack_replicas_timeout_ms = 1000;
   int drain_timeout_ms = 5000;
+  /// /readyz turns 503 once persisting has failed for every attempt this long.
+  int readiness_window_ms = 3000;
+  /// A failure that goes on is logged again at most this often, per cause.
+  int failure_log_interval_s = 30;
+  /// The private redis-server is restarted after it dies at most this many times in
+  /// a row (each a backoff later) before the gateway gives up and exits 1.
+  int embedded_redis_restarts = 5;
   int heartbeat_interval_ms = 30'000;
   int heartbeat_ttl_s = 90;
   int janitor_interval_ms = 60'000;

@@ -63,18 +63,13 @@ int run_sink(sink_options& o) {
     std::cerr << me << ": --model: " << error << '\n';
     return 2;
   }
-  bool usage = false;
-  const auto where = resolve_redis(o.redis, error, usage);
-  if (!where) {
-    std::cerr << me << ": " << error << '\n';
-    return usage ? 2 : 1;
-  }
   auto first_pg = std::make_unique<sink::pg_connection>(o.dsn);
   sink::pg_connection& pg = *first_pg;
   if (!pg.ensure_connected(error)) {
     std::cerr << me << ": cannot connect to PostgreSQL with --dsn: " << error << '\n';
     return 1;
   }
+  // --init only creates tables: it needs no Redis.
   if (o.init) {
     if (!sink::create_positions_schema(pg, error)) {
       std::cerr << me << ": --init: " << error << '\n';
@@ -83,6 +78,12 @@ int run_sink(sink_options& o) {
     std::cout << "created positions (partitioned by day of ts) and rejected_entries in "
               << pg.describe() << '\n';
     return 0;
+  }
+  bool usage = false;
+  const auto where = resolve_redis(o.redis, error, usage);
+  if (!where) {
+    std::cerr << me << ": " << error << '\n';
+    return usage ? 2 : 1;
   }
   if (const std::string problem = sink::check_positions_schema(pg); !problem.empty()) {
     std::cerr << me << ": " << problem << '\n';

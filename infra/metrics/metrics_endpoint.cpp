@@ -152,6 +152,20 @@ class counters_collector final : public prometheus::Collectable {
             "confirmed it than --ack-replicas asks (replicas)",
             {{"redis", v(c_->persist_failures)}, {"replicas", v(c_->persist_failures_replicas)}},
             "reason");
+    if (g_.persist_stall) {
+      const auto [reason, seconds] = g_.persist_stall();
+      prometheus::MetricFamily f{"teltonika_persist_stall_seconds",
+                                 "How long every persist attempt has failed (0: persisting "
+                                 "works); /readyz is 503 from --readiness-window-ms on",
+                                 prometheus::MetricType::Gauge,
+                                 {}};
+      prometheus::ClientMetric m;
+      m.label.push_back({"instance_id", instance_});
+      m.label.push_back({"reason", reason});
+      m.gauge.value = seconds;
+      f.metric.push_back(std::move(m));
+      out.push_back(std::move(f));
+    }
     counter("teltonika_capture_bytes_total",
             "Device and gateway payload bytes written to capture files",
             {{"", v(c_->capture_bytes_written)}}, nullptr);

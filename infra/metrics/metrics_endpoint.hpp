@@ -38,6 +38,9 @@ struct live_gauges {
   std::function<labelled()> consumer_lag_entries;
   std::function<labelled()> consumer_pending_entries;
   std::function<labelled()> consumer_lag_seconds;
+  /// The current persist stall: its cause and how long it has lasted (an empty cause
+  /// and 0 while persisting works).
+  std::function<std::pair<std::string, double>()> persist_stall;
 };
 
 /// Serves, on civetweb's own two threads: Prometheus text at http://ADDR/metrics;

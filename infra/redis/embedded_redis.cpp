@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "infra/redis/connection.hpp"
 
 namespace tgw::infra::redis {
@@ -77,6 +79,7 @@ embedded_redis::embedded_redis(const std::string& data_dir) {
   std::filesystem::create_directories(data_dir, made);
   if (made) throw std::runtime_error("cannot create data dir " + data_dir + ": " + made.message());
   const std::string dir = std::filesystem::absolute(data_dir).string();
+  dir_ = dir;
   lock_fd_ = lock_data_dir(dir);
   try {
     start(dir);
@@ -152,42 +155,138 @@ void embedded_redis::start(const std::string& dir) {
     ::execv(binary.c_str(), argv.data());
     ::_exit(127);
   }
-  pid_ = pid;
+  {
+    const std::lock_guard guard(mutex_);
+    pid_ = pid;
+  }
   for (int i = 0; i < 400; ++i) {
     if (!running()) break;
     connection c({where_, std::chrono::milliseconds{200}, std::chrono::milliseconds{500}, ""});
     if (c.command({"PING"}).text == "PONG") return;
     std::this_thread::sleep_for(std::chrono::milliseconds{25});
   }
-  const bool alive = running();
-  if (alive) ::kill(pid_, SIGKILL);
+  const std::lock_guard guard(mutex_);
+  if (running_locked()) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &last_status_, 0);
+    pid_ = -1;
+  }
   throw std::runtime_error("embedded redis-server did not come up; see " + dir + "/redis.log");
 }
 
-bool embedded_redis::running() {
+bool embedded_redis::running_locked() {
   if (pid_ <= 0) return false;
   int status = 0;
   if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    last_status_ = status;
     pid_ = -1;
     return false;
   }
   return true;
 }
 
+int embedded_redis::pid() const {
+  const std::lock_guard lock(mutex_);
+  return pid_;
+}
+
+bool embedded_redis::running() {
+  const std::lock_guard lock(mutex_);
+  return running_locked();
+}
+
+namespace {
+
+std::string exit_status_text(int status) {
+  if (WIFSIGNALED(status))
+    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+           ::strsignal(WTERMSIG(status)) + ")";
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  return "status " + std::to_string(status);
+}
+
+}  // namespace
+
+void embedded_redis::supervise(supervision settings) {
+  supervisor_ = std::thread([this, settings = std::move(settings)]() mutable {
+    ::pthread_setname_np(::pthread_self(), "tgw.redis");
+    watch(std::move(settings));
+  });
+}
+
+void embedded_redis::watch(supervision settings) {
+  using namespace std::chrono_literals;
+  int failures = 0;  // in a row
+  auto backoff = settings.first_backoff;
+  auto up_since = std::chrono::steady_clock::now();
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait_for(lock, 100ms, [this] { return stopping_; });
+    if (stopping_) return;
+    if (running_locked()) {
+      if (failures > 0 && std::chrono::steady_clock::now() - up_since >= 30s) {
+        failures = 0;
+        backoff = settings.first_backoff;
+      }
+      continue;
+    }
+    ++failures;
+    if (failures > settings.max_restarts) {
+      spdlog::error(
+          "private redis-server: {} restart(s) in a row failed; giving up: the gateway exits "
+          "1 so that its supervisor restarts it (see {}/redis.log)",
+          settings.max_restarts, dir_);
+      lock.unlock();
+      if (settings.give_up) settings.give_up();
+      return;
+    }
+    spdlog::error(
+        "private redis-server exited ({}); devices are not ACKed until it is back; restarting "
+        "it on {} in {} ms (attempt {} of {}; its log: {}/redis.log)",
+        exit_status_text(last_status_), dir_, backoff.count(), failures, settings.max_restarts,
+        dir_);
+    if (wake_.wait_for(lock, backoff, [this] { return stopping_; })) return;
+    backoff = std::min(backoff * 2, settings.max_backoff);
+    lock.unlock();
+    try {
+      start(dir_);
+      up_since = std::chrono::steady_clock::now();
+      spdlog::warn(
+          "private redis-server restarted (pid {}) on {}; the writers reconnect and "
+          "ACKs resume",
+          pid(), dir_);
+    } catch (const std::exception& e) {
+      spdlog::error("private redis-server did not restart: {}", e.what());
+    }
+    lock.lock();
+  }
+}
+
 embedded_redis::~embedded_redis() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  // The server outlives the supervising thread a moment: it may get that thread's
+  // parent-death SIGTERM, which stops it as stop() does.
+  if (supervisor_.joinable()) supervisor_.join();
   stop();
   ::close(lock_fd_);
 }
 
 void embedded_redis::stop() {
-  if (!running()) return;
+  const std::lock_guard lock(mutex_);
+  if (!running_locked()) return;
   // SIGTERM makes redis-server flush its append-only file and exit.
   ::kill(pid_, SIGTERM);
-  for (int i = 0; i < 200 && running(); ++i)
+  for (int i = 0; i < 200 && running_locked(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds{25});
-  if (running()) ::kill(pid_, SIGKILL);
-  int status = 0;
-  if (pid_ > 0) ::waitpid(pid_, &status, 0);
+  if (running_locked()) ::kill(pid_, SIGKILL);
+  if (pid_ > 0) {
+    ::waitpid(pid_, &last_status_, 0);
+    pid_ = -1;
+  }
 }
 
 }  // namespace tgw::infra::redis

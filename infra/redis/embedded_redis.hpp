@@ -1,6 +1,11 @@
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "infra/redis/redis_url.hpp"
 
@@ -19,6 +24,16 @@ namespace tgw::infra::redis {
 /// thread that lives as long as the gateway (the main thread).
 class embedded_redis {
  public:
+  /// How the server is kept running once it started (see supervise()).
+  struct supervision {
+    /// Restarts in a row (without 30 s of uptime between them) before giving up.
+    int max_restarts = 5;
+    std::chrono::milliseconds first_backoff{200};
+    std::chrono::milliseconds max_backoff{5000};
+    /// Called once, on the supervising thread, when the server cannot be kept up.
+    std::function<void()> give_up;
+  };
+
   /// Locks the directory, starts the server and waits until it answers. Throws
   /// std::runtime_error with a clear message when the directory is unusable or held by
   /// another process, redis-server is missing, or it does not come up.
@@ -28,18 +43,36 @@ class embedded_redis {
   embedded_redis& operator=(const embedded_redis&) = delete;
 
   [[nodiscard]] const endpoint& where() const noexcept { return where_; }
-  /// The server's process id.
-  [[nodiscard]] int pid() const noexcept { return pid_; }
+  /// The server's process id (-1 while it is down).
+  [[nodiscard]] int pid() const;
   /// True while the server process runs.
   [[nodiscard]] bool running();
+
+  /// Watches the server from a thread of its own: when it exits (killed, crashed), the
+  /// exit is logged at error with its status and the server is started again on the
+  /// same data dir, whose append-only file holds every acknowledged write, after a
+  /// backoff that doubles with each failure in a row. After `max_restarts` failures in
+  /// a row it calls `give_up` (the gateway then exits 1, so that its own supervisor,
+  /// systemd's Restart=, acts). The thread lives until this object is destroyed, so a
+  /// server it restarted keeps its parent-death signal.
+  void supervise(supervision settings);
 
  private:
   void start(const std::string& dir);
   void stop();
+  void watch(supervision settings);
+  // waitpid(WNOHANG) under the lock: false once the server exited, its status kept.
+  bool running_locked();
 
   endpoint where_;
+  std::string dir_;
   int lock_fd_ = -1;
   int pid_ = -1;
+  int last_status_ = 0;
+  mutable std::mutex mutex_;  // pid_ and last_status_: the supervising thread and the owner's
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread supervisor_;
 };
 
 }  // namespace tgw::infra::redis

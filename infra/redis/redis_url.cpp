@@ -115,9 +115,15 @@ std::optional<endpoint> parse_cluster_url(std::string_view url, std::string& err
   endpoint e;
   std::string_view rest = url.substr(std::string_view("redis+cluster://").size());
   take_credentials(rest, e);
+  // Database 0 may be named (/0, ?db=0): it is the only one a cluster has.
+  for (const std::string_view zero : {"/0", "?db=0", "/0?db=0", "/"})
+    if (rest.ends_with(zero)) {
+      rest.remove_suffix(zero.size());
+      break;
+    }
   if (rest.find_first_of("/?") != std::string_view::npos) {
     error = "a cluster has database 0 only: '" + std::string(url) +
-            "' (expected redis+cluster://host:port[,host:port...])";
+            "' names another (expected redis+cluster://host:port[,host:port...][/0])";
     return std::nullopt;
   }
   if (!parse_host_list(rest, 6379, "cluster node address", e.cluster_nodes, error))

@@ -25,14 +25,16 @@ std::size_t op_args(const write_op& op) {
 /// the rest of the writer. Every op of one call belongs to the key shard `prefix`.
 void write_batch_command(redis::resp_writer& out, const std::vector<write_op>& ops,
                          std::span<const std::size_t> order, const std::string& prefix,
-                         const store_settings& s) {
+                         const store_settings& s, std::string_view probe_stream) {
   std::size_t argc = 3 + 1 + 3;  // FCALL name numkeys, the stream, instance and maxlens
   for (const std::size_t i : order) argc += 2 + op_args(ops[i]);
   out.begin(argc);
   out.arg("FCALL");
   out.arg("tgw_persist_batch");
   out.arg(static_cast<std::int64_t>(1 + 2 * order.size()));
-  if (prefix.empty()) {
+  if (!probe_stream.empty()) {
+    out.arg(std::string(prefix).append(probe_stream));
+  } else if (prefix.empty()) {
     out.arg(keys::telemetry_stream);
   } else {
     out.arg(keys::telemetry_stream_in(prefix));
@@ -92,8 +94,7 @@ bool redis_telemetry_store::load_library(std::string& error) {
   return true;
 }
 
-void redis_telemetry_store::require_replicas(const std::vector<write_op>& ops,
-                                             std::span<const std::size_t> covered,
+void redis_telemetry_store::require_replicas(std::span<const std::size_t> covered,
                                              const redis::value& wait_reply,
                                              std::vector<write_outcome>& out) const {
   const std::int64_t confirmed = wait_reply.as_int().value_or(-1);
@@ -104,7 +105,7 @@ void redis_telemetry_store::require_replicas(const std::vector<write_op>& ops,
                                     std::to_string(settings_.ack_replicas) + " within " +
                                     std::to_string(settings_.ack_replicas_timeout.count()) + " ms";
   for (const std::size_t i : covered) {
-    if (!ops[i].is_packet || !out[i].ok) continue;
+    if (!out[i].ok) continue;
     out[i].ok = false;
     out[i].under_replicated = true;
     out[i].error = why;
@@ -157,14 +158,12 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
       const std::size_t last = std::min(end, first + ops_per_call);
       write_batch_command(encoded_, ops,
                           std::span<const std::size_t>(order_).subspan(first, last - first),
-                          settings_.shards.prefix(shard), settings_);
+                          settings_.shards.prefix(shard), settings_, probe_stream_);
       calls_.push_back({first, last});
     }
-    const bool wait = settings_.ack_replicas > 0 &&
-                      std::any_of(order_.begin() + static_cast<std::ptrdiff_t>(begin),
-                                  order_.begin() + static_cast<std::ptrdiff_t>(end),
-                                  [&](std::size_t i) { return ops[i].is_packet; });
-    if (wait) {
+    // Journal events wait as packets do: an event explains an ACK or an answer, and
+    // must be as durable as what it explains.
+    if (settings_.ack_replicas > 0) {
       waits_.emplace_back(encoded_.commands(), shard);
       encoded_.begin(3);
       encoded_.arg("WAIT");
@@ -208,11 +207,35 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
     }
   }
   for (const auto& [index, shard] : waits_)
-    require_replicas(ops,
-                     std::span<const std::size_t>(order_).subspan(
+    require_replicas(std::span<const std::size_t>(order_).subspan(
                          bounds_[shard], bounds_[shard + 1] - bounds_[shard]),
                      replies[index], out);
   return out;
+}
+
+write_outcome redis_telemetry_store::probe(std::string& cleanup_error) {
+  write_op op;
+  op.is_packet = true;
+  op.packet.imei = "probe:" + settings_.instance_id;
+  op.packet.fingerprint = "probe";
+  op.packet.codec = "8";
+  record_fields r;
+  r.fill("0");
+  r[9] = "{}";
+  r[10] = "";
+  op.packet.records.push_back(std::move(r));
+  const std::vector<write_op> ops = {std::move(op)};
+  probe_stream_ = "telemetry:probe:" + settings_.instance_id;
+  std::vector<write_outcome> out = write_batch(ops);
+  probe_stream_.clear();
+  // The probe's keys, in its shard: leave nothing behind for readers of the keyspace.
+  const std::string& prefix =
+      settings_.shards.prefix(settings_.shards.shard_of(ops[0].packet.imei));
+  const redis::value deleted = conn_.command(
+      {"DEL", prefix + "telemetry:probe:" + settings_.instance_id,
+       keys::journal(ops[0].packet.imei, prefix), keys::device(ops[0].packet.imei, prefix)});
+  cleanup_error = deleted.is_error() ? deleted.text : std::string();
+  return out.front();
 }
 
 }  // namespace tgw::infra::telemetry

@@ -35,11 +35,18 @@ class redis_telemetry_store final : public telemetry_store {
   /// Loads the function library; false with the reason when Redis refuses.
   bool load_library(std::string& error);
 
+  /// The start-up canary: one packet through write_batch's own path (the pipelined
+  /// FCALL tgw_persist_batch, then WAIT when --ack-replicas asks) on probe keys
+  /// (telemetry:probe:{instance}, journal:probe:{instance}, device:probe:{instance},
+  /// under the key families an ACL grants), deleted afterwards; what deleting them
+  /// failed with goes to `cleanup_error`. The outcome is the writers' own.
+  write_outcome probe(std::string& cleanup_error);
+
  private:
-  // Turns the packets of a batch into failures when WAIT saw too few replicas.
-  // `covered` are the ops (indices) whose writes the WAIT followed.
-  void require_replicas(const std::vector<write_op>& ops, std::span<const std::size_t> covered,
-                        const redis::value& wait_reply, std::vector<write_outcome>& out) const;
+  // Turns the ops of a batch (packets and events) into failures when WAIT saw too few
+  // replicas. `covered` are the ops (indices) whose writes the WAIT followed.
+  void require_replicas(std::span<const std::size_t> covered, const redis::value& wait_reply,
+                        std::vector<write_outcome>& out) const;
   // Fills order_ with the ops' indices grouped by key shard, bounds_ with each
   // shard's range in it.
   void group_by_shard(const std::vector<write_op>& ops);
@@ -47,6 +54,7 @@ class redis_telemetry_store final : public telemetry_store {
   redis::connection conn_;
   store_settings settings_;
   bool loaded_ = false;
+  std::string probe_stream_;  // set during probe(): the stream key's name in its shard
   /// The batch's commands in the wire protocol; reused, so it stops allocating.
   redis::resp_writer encoded_;
   // A batch's grouping by key shard, kept between batches so that they stop allocating.

@@ -29,6 +29,7 @@
 #include "tests/support/redis_ha.hpp"
 #include "tests/support/run_tgw.hpp"
 #include "tests/support/test_device.hpp"
+#include "tests/support/tracker.hpp"
 
 namespace tgw::test {
 namespace {
@@ -37,66 +38,10 @@ using namespace std::chrono_literals;
 
 constexpr const char* imei = "356307042441013";
 
-/// A 1-record packet whose record time identifies it.
-bytes packet(std::uint64_t ts) {
-  codecs::avl_record_data r;
-  r.timestamp_ms = ts;
-  r.priority = 1;
-  r.satellites = 7;
-  const std::vector<codecs::avl_record_data> records = {r};
-  bytes out;
-  EXPECT_EQ(codecs::encode_avl_frame(codecs::codec_id::codec8, records, out), codecs::errc::ok);
-  return out;
-}
-
-const bytes ack_one = {0, 0, 0, 1};
-
-/// A tracker that keeps one packet in flight and resends it until it is ACKed,
-/// reconnecting when the gateway closes the socket: what real devices do.
-class tracker {
- public:
-  explicit tracker(std::uint16_t port) : port_(port) {}
-
-  /// Sends packet `ts` until ACKed or `deadline`; true when ACKed.
-  bool deliver(std::uint64_t ts, std::chrono::milliseconds deadline = 60s) {
-    const auto end = std::chrono::steady_clock::now() + deadline;
-    while (std::chrono::steady_clock::now() < end) {
-      if (!link_ && !connect()) {
-        std::this_thread::sleep_for(200ms);
-        continue;
-      }
-      link_->send(packet(ts));
-      const auto answer = link_->receive(4);
-      if (answer == ack_one) return true;
-      if (!answer) link_.reset();  // timeout or closed: reconnect and resend
-    }
-    return false;
-  }
-
- private:
-  bool connect() {
-    auto d = std::make_unique<device>(port_);
-    if (!d->connected()) return false;
-    d->send(handshake_packet(imei));
-    if (d->receive(1) != bytes{0x01}) return false;
-    link_ = std::move(d);
-    return true;
-  }
-
-  std::uint16_t port_;
-  std::unique_ptr<device> link_;
-};
-
 /// Record times in the telemetry stream of the server on `port`, with their counts.
 std::map<std::string, int> stored_times(redis_ha& ha, std::uint16_t port) {
-  std::map<std::string, int> times;
-  const auto entries = ha.connect(port).command({"XRANGE", "telemetry:records", "-", "+"});
-  for (const auto& e : entries.elements) {
-    const auto& fields = e.elements.at(1).elements;
-    for (std::size_t i = 0; i + 1 < fields.size(); i += 2)
-      if (fields[i].text == "ts") ++times[fields[i + 1].text];
-  }
-  return times;
+  auto conn = ha.connect(port);
+  return test::stored_times(conn);
 }
 
 class Failover : public ::testing::Test {
@@ -135,7 +80,7 @@ class Failover : public ::testing::Test {
 // replica, and until then nothing is ACKed; the device resends meanwhile.
 TEST_F(Failover, IngestResumesOnTheNewMasterWithEveryAckedRecordThere) {
   start({"--ack-replicas", "2"});
-  tracker t(port);
+  tracker t(port, imei);
   std::set<std::string> acked;
   std::uint64_t ts = 1'700'000'000'000;
   for (int i = 0; i < 20; ++i, ts += 1000) {
@@ -176,14 +121,14 @@ TEST_F(Failover, IngestResumesOnTheNewMasterWithEveryAckedRecordThere) {
 
 TEST_F(Failover, ShortOfReplicasNothingIsAckedUntilTheReplicaReturns) {
   start({"--ack-replicas", "2"});
-  tracker t(port);
+  tracker t(port, imei);
   ASSERT_TRUE(t.deliver(1'700'000'000'000));
   const std::uint16_t replica = ha.data_ports()[1];
   ha.kill(replica);
   device d(port);
   d.send(handshake_packet(imei));
   ASSERT_EQ(d.receive(1), bytes{0x01});
-  d.send(packet(1'700'000'001'000));
+  d.send(timed_packet(1'700'000'001'000));
   EXPECT_EQ(d.receive(4), std::nullopt) << "ACKed without a replica";
   EXPECT_TRUE(eventually([&] {
     return http_get(metrics_port, "/metrics")

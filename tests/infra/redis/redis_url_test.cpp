@@ -120,10 +120,25 @@ TEST(RedisUrl, ParsesClusterSeedsWithDefaultPortsAndCredentials) {
   EXPECT_EQ(e->describe(), "redis+cluster://10.0.0.1:7000,10.0.0.2:6379,[::1]:7002");
 }
 
+// Database 0 is the only one a cluster has, so naming it is no mistake.
+TEST(RedisUrl, AClusterUrlMayNameDatabaseZero) {
+  for (const std::string_view url :
+       {"redis+cluster://10.0.0.1:7000/0", "redis+cluster://10.0.0.1:7000?db=0",
+        "redis+cluster://10.0.0.1:7000,10.0.0.2:7001/", "redis+cluster://gw:pw@10.0.0.1:7000/0"}) {
+    std::string error;
+    const auto e = parse_redis_url(url, error);
+    ASSERT_TRUE(e) << url << ": " << error;
+    EXPECT_TRUE(e->via_cluster()) << url;
+    EXPECT_EQ(e->db, 0) << url;
+    EXPECT_EQ(e->cluster_nodes.front().port, 7000) << url;
+  }
+}
+
 TEST(RedisUrl, AClusterUrlWithADatabaseOrABadNodeIsRefused) {
   const std::pair<std::string_view, std::string_view> refused[] = {
       {"redis+cluster://10.0.0.1:7000/2", "database 0 only"},
       {"redis+cluster://10.0.0.1:7000?db=1", "database 0 only"},
+      {"redis+cluster://10.0.0.1:7000/00", "database 0 only"},
       {"redis+cluster://10.0.0.1:7000,:7001", "cluster node address: missing host"},
       {"redis+cluster://10.0.0.1:99999", "bad port"}};
   for (const auto& [url, reason] : refused) {

@@ -1,0 +1,149 @@
+#include "infra/health/failure_cause.hpp"
+
+#include <algorithm>
+
+namespace tgw::infra::health {
+namespace {
+
+constexpr std::size_t max_detail = 200;
+
+std::string one_line(std::string_view text) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_detail + 3));
+  for (const char c : text) {
+    if (out.size() >= max_detail) {
+      out += "...";
+      break;
+    }
+    out += (c == '\r' || c == '\n') ? ' ' : c;
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '.')) out.pop_back();
+  return out;
+}
+
+bool starts_with_word(std::string_view text, std::string_view word) {
+  return text.starts_with(word) &&
+         (text.size() == word.size() || text[word.size()] == ' ' || text[word.size()] == ':');
+}
+
+// Inside a Function, Redis names neither the command nor the key an ACL refused:
+// "ERR The user executing the script can't run this command or subcommand script: f,
+// on @user_function:12." The line number points into the library's source, and that
+// line's redis.call names the command.
+std::string command_at_line(std::string_view error, std::string_view library) {
+  constexpr std::string_view marker = "@user_function:";
+  const auto at = error.rfind(marker);
+  if (at == std::string_view::npos || library.empty()) return {};
+  std::size_t line = 0;
+  for (std::size_t i = at + marker.size(); i < error.size() && error[i] >= '0' && error[i] <= '9';
+       ++i)
+    line = line * 10 + static_cast<std::size_t>(error[i] - '0');
+  if (line == 0) return {};
+  std::size_t begin = 0;
+  for (std::size_t n = 1; n < line; ++n) {
+    begin = library.find('\n', begin);
+    if (begin == std::string_view::npos) return {};
+    ++begin;
+  }
+  const std::string_view text = library.substr(begin, library.find('\n', begin) - begin);
+  constexpr std::string_view call = "redis.call('";
+  const auto c = text.find(call);
+  if (c == std::string_view::npos) return {};
+  const auto name_begin = c + call.size();
+  const auto name_end = text.find('\'', name_begin);
+  if (name_end == std::string_view::npos) return {};
+  std::string name(text.substr(name_begin, name_end - name_begin));
+  for (char& ch : name) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+  return name;
+}
+
+// The 'x' in "... to run the 'x' command".
+std::string quoted_command(std::string_view error) {
+  const auto run = error.find("run the '");
+  if (run == std::string_view::npos) return {};
+  const auto begin = run + 9;
+  const auto end = error.find('\'', begin);
+  return end == std::string_view::npos ? std::string()
+                                       : std::string(error.substr(begin, end - begin));
+}
+
+constexpr std::string_view acl_docs = " (docs/OPERATIONS.md, \"Redis ACLs\")";
+
+failure_cause noperm(std::string_view error, std::string_view library) {
+  failure_cause c{"noperm", one_line(error), {}};
+  std::string command = quoted_command(error);
+  if (command.empty()) command = command_at_line(error, library);
+  const bool key = error.find("key") != std::string_view::npos;
+  if (!command.empty())
+    c.fix = "the Redis ACL user needs +" + command + std::string(acl_docs);
+  else if (key)
+    c.fix =
+        "the Redis ACL user needs access to the gateway's keys (~telemetry:* ~journal:* "
+        "~device:* ~connections:registry ~instance:* ~instances:known ~commands:*)" +
+        std::string(acl_docs);
+  else
+    c.fix = "the Redis ACL user lacks a permission the gateway needs" + std::string(acl_docs);
+  return c;
+}
+
+}  // namespace
+
+failure_cause classify_redis_failure(std::string_view error, bool under_replicated,
+                                     std::string_view library_source) {
+  if (under_replicated)
+    return {"replicas", one_line(error),
+            "ACKs wait until as many replicas as --ack-replicas asks confirm each write: "
+            "bring a replica back (or lower --ack-replicas)"};
+  if (error.starts_with("IO "))
+    return {"connection", one_line(error.substr(3)),
+            "Redis is unreachable: check that it runs and that this host can reach it"};
+  if (starts_with_word(error, "NOPERM") ||
+      error.find("user executing the script can't") != std::string_view::npos)
+    return noperm(error, library_source);
+  if (starts_with_word(error, "MOVED") || starts_with_word(error, "ASK") ||
+      starts_with_word(error, "CROSSSLOT"))
+    return {"cluster_mode", one_line(error),
+            "this is a Redis Cluster node: name the cluster with redis+cluster://host:port"};
+  if (starts_with_word(error, "CLUSTERDOWN"))
+    return {"cluster_down", one_line(error),
+            "the cluster has a slot without a master: writes resume once it is covered again"};
+  if (starts_with_word(error, "OOM"))
+    return {"oom", one_line(error),
+            "Redis reached its maxmemory: raise it, or let the telemetry stream be trimmed "
+            "(--telemetry-retention groups, --telemetry-maxlen)"};
+  if (starts_with_word(error, "LOADING"))
+    return {"loading", one_line(error), "Redis is loading its data set; writes resume after"};
+  if (starts_with_word(error, "READONLY") || starts_with_word(error, "MASTERDOWN"))
+    return {"readonly", one_line(error),
+            "the server is a replica or lost its master (a failover in progress?); writes "
+            "resume on the new master"};
+  if (starts_with_word(error, "NOREPLICAS"))
+    return {"replicas", one_line(error),
+            "the master refuses writes with fewer replicas than its min-replicas-to-write: "
+            "bring a replica back"};
+  if (starts_with_word(error, "MISCONF"))
+    return {"disk", one_line(error),
+            "Redis cannot save to its disk and refuses writes: see its log"};
+  if (starts_with_word(error, "BUSY"))
+    return {"busy", one_line(error), "Redis is busy running a script"};
+  if (error.find("Function not found") != std::string_view::npos ||
+      error.find("script:") != std::string_view::npos ||
+      error.find("FUNCTION") != std::string_view::npos)
+    return {"function", one_line(error),
+            "a tgw Redis Function failed: is the server Redis 7 or later, and the Function "
+            "library loaded?"};
+  return {"other", one_line(error), {}};
+}
+
+failure_cause classify_failure_of(std::string_view what, std::string_view error,
+                                  std::string_view library_source) {
+  failure_cause cause = classify_redis_failure(error, false, library_source);
+  cause.detail = std::string(what) + ": " + cause.detail;
+  return cause;
+}
+
+std::string describe(const failure_cause& cause) {
+  return cause.fix.empty() ? cause.detail : cause.detail + ": " + cause.fix;
+}
+
+}  // namespace tgw::infra::health

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "infra/health/failure_cause.hpp"
+
+namespace tgw::infra::health {
+
+using clock = std::chrono::steady_clock;
+
+/// How one component's Redis failures reach the log: loudly, and rarely. The first
+/// failure of a spell gets a warn line with Redis' words and the fix; while the spell
+/// lasts, each cause gets at most one more line per interval, counting the failures
+/// and what they cost since its last line; the first success after the spell gets one
+/// line saying how long it lasted and what it cost in all. So an outage is never only
+/// at debug level, and a flood of failures is a line every interval, not a line each.
+/// Thread-safe; a success outside a spell costs one atomic load.
+class failure_log {
+ public:
+  /// Where lines go (spdlog at warn unless a test collects them).
+  using line_sink = std::function<void(const std::string&)>;
+
+  struct settings {
+    std::string component;    ///< Starts each line: "persist", "heartbeat", "registry", ...
+    std::string consequence;  ///< What a spell means: "devices are not ACKed".
+    std::string unit;         ///< What `lost` counts: "packet(s) not ACKed".
+    std::chrono::milliseconds interval{30'000};
+  };
+
+  explicit failure_log(settings s, line_sink sink = {});
+  failure_log(const failure_log&) = delete;
+  failure_log& operator=(const failure_log&) = delete;
+
+  /// A failure with `cause`; `lost` is what it cost, in the settings' unit.
+  void failed(const failure_cause& cause, std::uint64_t lost, clock::time_point now);
+  /// A success: ends a spell if one is on.
+  void succeeded(clock::time_point now);
+  /// True between a failure and the next success.
+  [[nodiscard]] bool failing() const noexcept { return failing_.load(std::memory_order_acquire); }
+
+ private:
+  struct per_cause {
+    clock::time_point last_line{};
+    std::uint64_t failures = 0;  // since the last line
+    std::uint64_t lost = 0;      // since the last line
+  };
+
+  settings settings_;
+  line_sink sink_;
+  std::atomic<bool> failing_{false};
+  std::mutex mutex_;
+  clock::time_point since_{};
+  std::uint64_t failures_total_ = 0;
+  std::uint64_t lost_total_ = 0;
+  std::map<std::string, per_cause> causes_;
+};
+
+/// Seconds with one decimal, as the log lines print them.
+[[nodiscard]] std::string seconds_text(clock::duration d);
+
+}  // namespace tgw::infra::health

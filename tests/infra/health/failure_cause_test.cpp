@@ -1,0 +1,88 @@
+// Every failure an operator can meet is named with its fix, in Redis' own words.
+#include "infra/health/failure_cause.hpp"
+
+#include <gtest/gtest.h>
+
+#include "infra/telemetry/gateway_library.hpp"
+
+namespace tgw::infra::health {
+namespace {
+
+TEST(FailureCause, EachRedisErrorGetsItsCauseAndFix) {
+  const struct {
+    std::string_view error;
+    std::string_view label;
+    std::string_view fix_part;
+  } cases[] = {
+      {"IO connect to 127.0.0.1:6379: Connection refused", "connection", "unreachable"},
+      {"NOPERM this user has no permissions to run the 'xadd' command", "noperm", "+xadd"},
+      {"NOPERM this user has no permissions to access one of the keys used as arguments", "noperm",
+       "~telemetry:*"},
+      {"MOVED 3999 127.0.0.1:7001", "cluster_mode", "redis+cluster://"},
+      {"CROSSSLOT Keys in request don't hash to the same slot", "cluster_mode", "redis+cluster://"},
+      {"CLUSTERDOWN The cluster is down", "cluster_down", "slot"},
+      {"OOM command not allowed when used memory > 'maxmemory'.", "oom", "maxmemory"},
+      {"LOADING Redis is loading the dataset in memory", "loading", "loading"},
+      {"READONLY You can't write against a read only replica.", "readonly", "replica"},
+      {"NOREPLICAS Not enough good replicas to write.", "replicas", "min-replicas-to-write"},
+      {"MISCONF Redis is configured to save RDB snapshots", "disk", "disk"},
+      {"ERR Function not found", "function", "Redis 7"},
+      {"ERR something new", "other", ""},
+  };
+  for (const auto& c : cases) {
+    const failure_cause cause = classify_redis_failure(c.error);
+    EXPECT_EQ(cause.label, c.label) << c.error;
+    EXPECT_NE(cause.fix.find(c.fix_part), std::string::npos) << c.error << " -> " << cause.fix;
+    EXPECT_FALSE(cause.detail.empty()) << c.error;
+  }
+}
+
+// What WAIT did not confirm is a replica shortfall, whatever the text says.
+TEST(FailureCause, AnUnderReplicatedWriteNamesTheReplicasSetting) {
+  const failure_cause cause =
+      classify_redis_failure("replicas: WAIT confirmed 0 of 1 within 300 ms", true);
+  EXPECT_EQ(cause.label, "replicas");
+  EXPECT_NE(cause.detail.find("WAIT confirmed 0 of 1"), std::string::npos);
+  EXPECT_NE(cause.fix.find("--ack-replicas"), std::string::npos);
+}
+
+// Inside a Function an ACL refusal names only a line of the library: the line names the
+// command, so the fix can say which permission to add.
+TEST(FailureCause, AnAclRefusalInsideAFunctionNamesTheCommandOfItsLine) {
+  const std::string_view library = telemetry::gateway_library_source();
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < library.find("redis.call('TIME')"); ++i)
+    if (library[i] == '\n') ++line;
+  const std::string error =
+      "ERR The user executing the script can't run this command or subcommand script: "
+      "tgw_persist_batch, on @user_function:" +
+      std::to_string(line) + ".";
+  const failure_cause cause = classify_redis_failure(error, false, library);
+  EXPECT_EQ(cause.label, "noperm");
+  EXPECT_NE(cause.fix.find("needs +time"), std::string::npos) << cause.fix;
+  // Without the library the command is unknown, and the fix says so in general terms.
+  const failure_cause blind = classify_redis_failure(error);
+  EXPECT_EQ(blind.label, "noperm");
+  EXPECT_EQ(blind.fix.find("+time"), std::string::npos) << blind.fix;
+  // A line that calls nothing, or is past the end, names nothing.
+  EXPECT_EQ(classify_redis_failure("ERR The user executing the script can't run this command "
+                                   "script: f, on @user_function:1.",
+                                   false, library)
+                .fix.find("needs +"),
+            std::string::npos);
+  EXPECT_EQ(
+      classify_redis_failure("ERR ... user executing the script can't ... on @user_function:99999.",
+                             false, library)
+          .label,
+      "noperm");
+}
+
+TEST(FailureCause, WhatFailedLeadsTheDetail) {
+  const failure_cause cause = classify_failure_of("heartbeat", "IO Connection refused");
+  EXPECT_EQ(cause.label, "connection");
+  EXPECT_EQ(cause.detail, "heartbeat: Connection refused");
+  EXPECT_EQ(describe(cause), cause.detail + ": " + cause.fix);
+}
+
+}  // namespace
+}  // namespace tgw::infra::health

@@ -1,0 +1,71 @@
+// The failure log on a fake clock: one line when a spell starts, at most one per cause
+// and interval while it lasts (with what it stands for), one when it ends.
+#include "infra/health/failure_log.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tgw::infra::health {
+namespace {
+
+using namespace std::chrono_literals;
+
+class FailureLog : public ::testing::Test {
+ protected:
+  failure_log log{{"persist", "devices are not ACKed", "packet(s) not ACKed", 10s},
+                  [this](const std::string& line) { lines.push_back(line); }};
+  std::vector<std::string> lines;
+  clock::time_point t0 = clock::now();
+  failure_cause noperm{"noperm", "NOPERM no TIME", "the Redis ACL user needs +time"};
+  failure_cause replicas{"replicas", "WAIT confirmed 0 of 1", "bring a replica back"};
+};
+
+TEST_F(FailureLog, ASuccessOutsideASpellSaysNothing) {
+  log.succeeded(t0);
+  EXPECT_TRUE(lines.empty());
+  EXPECT_FALSE(log.failing());
+}
+
+TEST_F(FailureLog, OneLinePerCauseAndIntervalWithWhatItStandsFor) {
+  log.failed(noperm, 3, t0);
+  ASSERT_EQ(lines.size(), 1U);
+  EXPECT_EQ(lines[0],
+            "persist: failing, devices are not ACKed: NOPERM no TIME: the Redis ACL user needs "
+            "+time");
+  EXPECT_TRUE(log.failing());
+  // A hundred failures within the interval: no line.
+  for (int i = 1; i <= 100; ++i) log.failed(noperm, 2, t0 + 9s * i / 100);
+  EXPECT_EQ(lines.size(), 1U);
+  // The first one past the interval: one line counting the failures since the last line.
+  log.failed(noperm, 2, t0 + 10s);
+  ASSERT_EQ(lines.size(), 2U);
+  EXPECT_NE(lines[1].find("still failing after 10.0 s"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("(101 failure(s), 202 packet(s) not ACKed in the last 10.0 s)"),
+            std::string::npos)
+      << lines[1];
+  // A second cause gets a line of its own at once, and its own interval.
+  log.failed(replicas, 1, t0 + 11s);
+  ASSERT_EQ(lines.size(), 3U);
+  EXPECT_NE(lines[2].find("WAIT confirmed 0 of 1: bring a replica back"), std::string::npos);
+  log.failed(noperm, 1, t0 + 15s);
+  EXPECT_EQ(lines.size(), 3U);
+}
+
+TEST_F(FailureLog, TheEndOfASpellIsOneLineWithItsLengthAndCost) {
+  log.failed(noperm, 5, t0);
+  log.failed(replicas, 7, t0 + 1s);
+  log.succeeded(t0 + 4500ms);
+  ASSERT_EQ(lines.size(), 3U);
+  EXPECT_EQ(lines[2],
+            "persist: recovered after 4.5 s (noperm, replicas); 2 failure(s), 12 packet(s) not "
+            "ACKed meanwhile");
+  EXPECT_FALSE(log.failing());
+  log.succeeded(t0 + 5s);
+  EXPECT_EQ(lines.size(), 3U);
+  // A new spell starts from nothing: its first failure is a first line again.
+  log.failed(noperm, 1, t0 + 6s);
+  ASSERT_EQ(lines.size(), 4U);
+  EXPECT_NE(lines[3].find("persist: failing"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tgw::infra::health
