@@ -14,6 +14,7 @@
 #include "infra/app/build_info.hpp"
 #include "infra/app/termination.hpp"
 #include "infra/cli/command_command.hpp"
+#include "infra/cli/command_line.hpp"
 #include "infra/cli/config_file.hpp"
 #include "infra/cli/decode_command.hpp"
 #include "infra/cli/node_command.hpp"
@@ -78,13 +79,28 @@ int run(int argc, char** argv) {
   tgw::infra::add_telemetry_command(app, exit_code);
   tgw::infra::add_sink_command(app, exit_code);
   tgw::infra::add_replay_command(app, tgw::actors::replay::run_offline_replay, exit_code);
+  tgw::infra::apply_environment_aliases();
+  std::vector<std::string> args(argv, argv + argc);
+  if (const std::string unknown = tgw::infra::unknown_subcommand(app, args); !unknown.empty()) {
+    std::cerr << "tgw: " << unknown << '\n';
+    return 2;
+  }
+  args = tgw::infra::config_option_first(app, std::move(args));
+  // CLI11 takes the arguments in reverse, program name excluded.
+  std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);
   try {
-    app.parse(argc, argv);
+    app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    if (const std::string variable = environment_source(app, e.what(), argc, argv);
+    const std::string message = tgw::infra::explain_parse_error(app, e.what());
+    if (const std::string variable = environment_source(app, message, argc, argv);
         !variable.empty()) {
-      std::cerr << e.what() << " (the value comes from the environment variable " << variable
+      std::cerr << message << " (the value comes from the environment variable "
+                << tgw::infra::variable_set_for(variable)
                 << ")\nRun with --help for more information.\n";
+      return 2;
+    }
+    if (message != e.what()) {
+      std::cerr << message << "\nRun with --help for more information.\n";
       return 2;
     }
     return app.exit(e) == 0 ? 0 : 2;

@@ -220,7 +220,7 @@ const CLI::Validator url_check(
 void add_common(CLI::App* cmd, common_settings& s) {
   add_redis_options(cmd, s.redis);
   cmd->get_option("--redis")->check(url_check);
-  cmd->add_flag("--json", s.json, "Print one JSON object per outcome");
+  cmd->add_flag("--json", s.json, "Print one JSON object per outcome")->envname("TGW_COMMAND_JSON");
 }
 
 }  // namespace
@@ -239,9 +239,11 @@ void add_command_command(CLI::App& app, int& exit_code) {
       "Redis unreachable; 2 usage error; 3 queued for the device's next connection.");
   add_common(send, s->common);
   send->add_option("--imei", s->imei, "The device's IMEI (15 digits)")
+      ->envname("TGW_COMMAND_IMEI")
       ->required()
       ->check(imei_check);
   send->add_option("--text", s->text, "The command text, e.g. getinfo")
+      ->envname("TGW_COMMAND_TEXT")
       ->required()
       ->check(CLI::Validator(
           [](std::string& t) {

@@ -2,6 +2,7 @@
 
 #include <istream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 namespace tgw::infra {
@@ -36,10 +37,63 @@ const CLI::App* section_app(const CLI::App& root, const std::vector<std::string>
 
 }  // namespace
 
+std::string config_syntax_problem(const std::string& text) {
+  std::istringstream in(text);
+  std::size_t number = 0;
+  int open_brackets = 0;        // inside a value's array that spans lines
+  bool in_long_string = false;  // inside a """ string that spans lines
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (open_brackets > 0 || in_long_string) {
+      for (const char c : line) open_brackets += c == '[' ? 1 : c == ']' ? -1 : 0;
+      if (in_long_string && line.find("\"\"\"") != std::string::npos) in_long_string = false;
+      continue;
+    }
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#' || line[first] == ';') continue;
+    std::string body = line.substr(first);
+    while (!body.empty() && (body.back() == ' ' || body.back() == '\t' || body.back() == '\r'))
+      body.pop_back();
+    const std::string where = std::to_string(number) + ": ";
+    if (body.front() == '[') {
+      // [section] or [[section]], optionally followed by a comment.
+      const auto close = body.find(']');
+      if (close == std::string::npos)
+        return where + "'" + body + "' opens a section that is not closed (write [" +
+               body.substr(body.find_first_not_of('[')) + "])";
+      const auto after = body.find_first_not_of("] \t", close);
+      if (after != std::string::npos && body[after] != '#')
+        return where + "'" + body + "': nothing may follow a section's ] but a # comment";
+      if (body.find_first_not_of("[] \t") == std::string::npos)
+        return where + "'" + body + "': a section needs a name";
+      continue;
+    }
+    const auto equals = body.find('=');
+    if (equals == std::string::npos || equals == 0)
+      return where + "'" + body + "' is not key = value, a [section] or a # comment";
+    const std::string value = body.substr(equals + 1);
+    if (value.find_first_not_of(" \t") != std::string::npos &&
+        value[value.find_first_not_of(" \t")] == '[')
+      for (const char c : value) open_brackets += c == '[' ? 1 : c == ']' ? -1 : 0;
+    std::size_t quotes = 0;
+    for (auto at = value.find("\"\"\""); at != std::string::npos; at = value.find("\"\"\"", at + 3))
+      ++quotes;
+    in_long_string = quotes % 2 == 1;
+  }
+  return {};
+}
+
 std::vector<CLI::ConfigItem> config_file::from_config(std::istream& input) const {
   const std::string file = app_.get_config_ptr() != nullptr && app_.get_config_ptr()->count() > 0
                                ? app_.get_config_ptr()->as<std::string>()
                                : std::string("the config file");
+  // CLI11 reads what it cannot parse as a key (an unclosed "[serve" becomes the key
+  // "[serve"): the lines are checked first, so that the error names the line and what
+  // is wrong with it.
+  std::stringstream text;
+  text << input.rdbuf();
+  if (const std::string problem = config_syntax_problem(text.str()); !problem.empty())
+    throw CLI::ConfigError(file + ":" + problem);
   // The subcommands that run, outermost first, with their section paths.
   std::vector<std::pair<const CLI::App*, std::vector<std::string>>> running;
   std::vector<std::string> path;
@@ -52,7 +106,7 @@ std::vector<CLI::ConfigItem> config_file::from_config(std::istream& input) const
   }
   std::vector<CLI::ConfigItem> sections;
   std::vector<CLI::ConfigItem> top_level;
-  for (CLI::ConfigItem& item : CLI::ConfigBase::from_config(input)) {
+  for (CLI::ConfigItem& item : CLI::ConfigBase::from_config(text)) {
     if (item.name == "++" || item.name == "--") {
       sections.push_back(std::move(item));
       continue;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +22,10 @@ class config_file final : public CLI::ConfigBase {
  private:
   const CLI::App& app_;
 };
+
+/// Why `text` is not a config file as tgw reads it ("LINE: what is wrong"), or empty:
+/// every line blank, a # comment, a [section] or key = value.
+[[nodiscard]] std::string config_syntax_problem(const std::string& text);
 
 /// Adds `--config FILE` (TGW_CONFIG) to `app`, read by config_file.
 void add_config_option(CLI::App& app);

@@ -142,21 +142,26 @@ void add_decode_command(CLI::App& app, int& exit_code) {
       "or I/O error (an argument that is not hex, a file that cannot be read).");
   cmd->add_option("frames", settings->hex_frames, "Frames as hex (each may hold a TCP stream)");
   cmd->add_option("-f,--file", settings->file, "Binary file holding a TCP stream or one datagram")
+      ->envname("TGW_DECODE_FILE")
       ->check(CLI::ExistingFile);
   cmd->add_option("--crc", settings->crc, "strict: refuse bad CRCs; ignore: decode and flag them")
+      ->envname("TGW_DECODE_CRC")
       ->check(CLI::IsMember({"strict", "ignore"}))
       ->capture_default_str();
   cmd->add_option("--transport", settings->transport, "auto, tcp or udp")
+      ->envname("TGW_DECODE_TRANSPORT")
       ->check(CLI::IsMember({"auto", "tcp", "udp"}))
       ->capture_default_str();
   cmd->add_option("--max-frame-size", settings->max_frame_size, "Largest TCP frame accepted")
+      ->envname("TGW_DECODE_MAX_FRAME_SIZE")
       ->check(CLI::Range(std::size_t{16}, std::size_t{1} << 24))
       ->capture_default_str();
-  cmd->add_flag("--pretty", settings->pretty, "Indent the JSON");
+  cmd->add_flag("--pretty", settings->pretty, "Indent the JSON")->envname("TGW_DECODE_PRETTY");
   add_io_name_options(cmd, settings->io_names,
                       "Name each IO element the --model table knows (\"name\"), with its "
                       "physical value (\"scaled\") and \"unit\" where Teltonika documents "
-                      "them; ids stay");
+                      "them; ids stay",
+                      "TGW_DECODE");
   cmd->callback([settings, &exit_code] { exit_code = run_decode(*settings); });
 }
 

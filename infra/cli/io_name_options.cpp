@@ -6,9 +6,11 @@
 
 namespace tgw::infra {
 
-void add_io_name_options(CLI::App* cmd, io_name_options& options, const std::string& what) {
-  cmd->add_flag("--names", options.names, what);
+void add_io_name_options(CLI::App* cmd, io_name_options& options, const std::string& what,
+                         const std::string& env_prefix) {
+  cmd->add_flag("--names", options.names, what)->envname(env_prefix + "_NAMES");
   cmd->add_option("--model", options.model, "Device family of the IO element names")
+      ->envname(env_prefix + "_MODEL")
       ->check(CLI::IsMember(telemetry::io_dictionary::models()))
       ->capture_default_str();
 }

@@ -18,7 +18,9 @@ struct io_name_options {
 };
 
 /// Adds --names (described by `what`) and --model to `cmd`.
-void add_io_name_options(CLI::App* cmd, io_name_options& options, const std::string& what);
+/// Adds --names and --model, read from <env_prefix>_NAMES and <env_prefix>_MODEL too.
+void add_io_name_options(CLI::App* cmd, io_name_options& options, const std::string& what,
+                         const std::string& env_prefix);
 
 /// The table --names asks for; nullopt without --names. Prints the error and sets
 /// `exit_code` to 2 for a model the build has no table for.

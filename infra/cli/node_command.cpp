@@ -50,7 +50,8 @@ void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
       "into nodes:queue every interval, the others handle them, failures go to the\n"
       "error list. Stops cleanly on SIGINT/SIGTERM.");
   cmd->add_flag("--getErrors", o->get_errors,
-                "Print every message of the error list, delete them, exit");
+                "Print every message of the error list, delete them, exit")
+      ->envname("TGW_NODE_GET_ERRORS");
   cmd->add_option("--rhost", o->rhost, "Redis host")->envname("TGW_RHOST")->capture_default_str();
   cmd->add_option("--rport", o->rport, "Redis port")->envname("TGW_RPORT")->capture_default_str();
   cmd->add_option("--rdb", o->rdb, "Redis database")

@@ -118,9 +118,11 @@ void add_projections_command(CLI::App& app, int& exit_code) {
       "Exit code: 0 done (or, with --dry-run, no difference); 1 Redis unreachable or a\n"
       "failure; 2 usage error; 3 --dry-run found differences.");
   add_redis_options(rebuild, s->redis);
-  rebuild->add_option("--imei", s->imei, "Only this device");
-  rebuild->add_flag("--dry-run", s->dry_run, "Report differences; write nothing");
-  rebuild->add_flag("--json", s->json, "One line of JSON instead of text");
+  rebuild->add_option("--imei", s->imei, "Only this device")->envname("TGW_PROJECTIONS_IMEI");
+  rebuild->add_flag("--dry-run", s->dry_run, "Report differences; write nothing")
+      ->envname("TGW_PROJECTIONS_DRY_RUN");
+  rebuild->add_flag("--json", s->json, "One line of JSON instead of text")
+      ->envname("TGW_PROJECTIONS_JSON");
   rebuild
       ->add_option("--log-level", s->log_level, "trace, debug, info, warn, error, critical or off")
       ->envname("TGW_LOG_LEVEL")

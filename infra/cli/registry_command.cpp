@@ -129,6 +129,7 @@ void add_registry_command(CLI::App& app, int& exit_code) {
       "owners; with --once run one janitor pass and report what it evicted.");
   add_redis_options(cmd, s->redis);
   cmd->add_option("--imei", s->imei, "Show this device's owner (15 or 16 digits)")
+      ->envname("TGW_REGISTRY_IMEI")
       ->check(CLI::Validator(
           [](std::string& text) {
             const bool digits = (text.size() == 15 || text.size() == 16) &&
@@ -136,11 +137,13 @@ void add_registry_command(CLI::App& app, int& exit_code) {
             return digits ? std::string() : "an IMEI is 15 or 16 digits: '" + text + "'";
           },
           "IMEI"));
-  cmd->add_flag("--once", s->once, "Run one janitor pass");
+  cmd->add_flag("--once", s->once, "Run one janitor pass")->envname("TGW_REGISTRY_ONCE");
   cmd->add_option("--janitor-mode", s->mode, "reverse-index or scan (with --once)")
+      ->envname("TGW_REGISTRY_JANITOR_MODE")
       ->check(CLI::IsMember({"reverse-index", "scan"}))
       ->capture_default_str();
-  cmd->add_flag("--json", s->json, "One line of JSON instead of indented JSON");
+  cmd->add_flag("--json", s->json, "One line of JSON instead of indented JSON")
+      ->envname("TGW_REGISTRY_JSON");
   cmd->callback([s, &exit_code] { exit_code = run_registry(*s); });
 }
 

@@ -180,32 +180,41 @@ void add_replay_command(CLI::App& app, const replay::offline_runner& offline, in
                   "order)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_flag("--offline", o->offline, "No sockets, no Redis: print the event sequence");
-  cmd->add_option("--to", o->to, "HOST:PORT of a gateway to replay the devices against");
+  cmd->add_flag("--offline", o->offline, "No sockets, no Redis: print the event sequence")
+      ->envname("TGW_REPLAY_OFFLINE");
+  cmd->add_option("--to", o->to, "HOST:PORT of a gateway to replay the devices against")
+      ->envname("TGW_REPLAY_TO");
   cmd->add_option("--speed", o->speed,
                   "Replay this many times faster than recorded; 0: as fast as the answers "
                   "allow (--to)")
+      ->envname("TGW_REPLAY_SPEED")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--device-port", o->device_port,
                   "Port devices connect to, when no IMEI handshake shows which side is the "
                   "device")
+      ->envname("TGW_REPLAY_DEVICE_PORT")
       ->capture_default_str();
   cmd->add_option("--answer-timeout-ms", o->answer_timeout_ms,
                   "How long a replayed device waits for each recorded answer (--to)")
+      ->envname("TGW_REPLAY_ANSWER_TIMEOUT_MS")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--crc", o->crc, "strict or ignore, as `tgw serve --crc` (--offline)")
+      ->envname("TGW_REPLAY_CRC")
       ->check(CLI::IsMember({"strict", "ignore"}))
       ->capture_default_str();
   cmd->add_option("--max-frame-size", o->max_frame_size,
                   "As `tgw serve --max-frame-size` (--offline)")
+      ->envname("TGW_REPLAY_MAX_FRAME_SIZE")
       ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 20))
       ->capture_default_str();
-  cmd->add_flag("--quiet", o->quiet, "Report only connections that differ");
+  cmd->add_flag("--quiet", o->quiet, "Report only connections that differ")
+      ->envname("TGW_REPLAY_QUIET");
   cmd->add_flag("--force", o->force,
                 "--to: replay even into a Redis that already holds the capture's devices "
-                "(their packets before the last one are stored again)");
+                "(their packets before the last one are stored again)")
+      ->envname("TGW_REPLAY_FORCE");
   add_redis_options(cmd, o->redis);
   cmd->callback([o, offline, &exit_code] {
     // The session logic logs as in a live gateway; replay output is the events.

@@ -1,4 +1,5 @@
 #include "infra/cli/serve_command.hpp"
+#include "infra/cli/listen_address.hpp"
 #include "infra/cli/log_options.hpp"
 
 #include <memory>
@@ -35,8 +36,10 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--instance-id", o->instance_id, "Instance id (default: host-pid-start time)")
       ->envname("TGW_INSTANCE_ID");
-  cmd->add_option("--metrics-addr", o->metrics_addr, "Prometheus endpoint host:port; empty: off")
+  cmd->add_option("--metrics-addr", o->metrics_addr,
+                  "Prometheus endpoint, /healthz and /readyz: host:port; empty: off")
       ->envname("TGW_METRICS_ADDR")
+      ->check(listen_address())
       ->capture_default_str();
   cmd->add_option("--io-threads", o->io_threads, "Socket threads (0: half the cores)")
       ->envname("TGW_IO_THREADS")
@@ -257,8 +260,9 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--janitor-interval-ms", o->janitor_interval_ms,
-                  "Janitor period: entries of dead instances are evicted this often")
-      ->envname("JANITOR_INTERVAL_MS")
+                  "Janitor period: entries of dead instances are evicted this often (also "
+                  "read from JANITOR_INTERVAL_MS)")
+      ->envname("TGW_JANITOR_INTERVAL_MS")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--janitor-mode", o->janitor_mode,

@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "infra/cli/listen_address.hpp"
 #include "infra/cli/redis_choice.hpp"
 #include "infra/log/log.hpp"
 #include "infra/metrics/metrics_server.hpp"
@@ -192,7 +193,8 @@ void add_sink_command(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_flag("--init", o->init,
                 "Create the tables (positions, partitioned by day, and rejected_entries) if "
-                "they are missing, then exit");
+                "they are missing, then exit")
+      ->envname("TGW_SINK_INIT");
   add_redis_options(cmd, o->redis);
   cmd->add_option("--stream", o->settings.stream,
                   "The telemetry stream; on a Redis Cluster by default every key shard's "
@@ -208,6 +210,7 @@ void add_sink_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--from", o->from,
                   "Where a new group starts: start (every record in the stream) or now (only "
                   "those stored from now on); an existing group goes on where it is")
+      ->envname("TGW_SINK_FROM")
       ->check(CLI::IsMember({"start", "now"}))
       ->capture_default_str();
   cmd->add_option("--batch", o->settings.batch, "Entries per read and per transaction")
@@ -221,6 +224,7 @@ void add_sink_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
   cmd->add_option("--block-ms", o->block_ms, "How long one read waits for new entries")
+      ->envname("TGW_SINK_BLOCK_MS")
       ->check(CLI::Range(1, 60000))
       ->capture_default_str();
   cmd->add_option("--claim-idle-ms", o->claim_idle_ms,
@@ -229,6 +233,7 @@ void add_sink_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 86400000))
       ->capture_default_str();
   cmd->add_option("--claim-interval-ms", o->claim_interval_ms, "How often to look for such entries")
+      ->envname("TGW_SINK_CLAIM_INTERVAL_MS")
       ->check(CLI::Range(1, 86400000))
       ->capture_default_str();
   cmd->add_option(
@@ -240,16 +245,20 @@ void add_sink_command(CLI::App& app, int& exit_code) {
                  all += (all.empty() ? "" : ", ") + m;
                return all;
              }())
+      ->envname("TGW_SINK_MODEL")
       ->capture_default_str();
   cmd->add_flag("--until-drained", o->settings.until_drained,
-                "Stop once a read finds nothing new (for loads and benchmarks)");
+                "Stop once a read finds nothing new (for loads and benchmarks)")
+      ->envname("TGW_SINK_UNTIL_DRAINED");
   cmd->add_option("--progress-s", o->progress_s, "Seconds between progress lines")
+      ->envname("TGW_SINK_PROGRESS_S")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
   cmd->add_option("--metrics-addr", o->metrics_addr,
                   "Serve Prometheus metrics, /healthz and /readyz here (host:port); off when "
                   "empty")
-      ->envname("TGW_SINK_METRICS_ADDR");
+      ->envname("TGW_SINK_METRICS_ADDR")
+      ->check(listen_address());
   add_log_options(cmd, o->log_level, o->log_format);
   cmd->callback([o, &exit_code] { exit_code = run_sink(*o); });
 }

@@ -252,19 +252,22 @@ void add_telemetry_command(CLI::App& app, int& exit_code) {
       "with --json. Stops on Ctrl-C, or after --count records. Exit code: 0 done, 1 Redis\n"
       "unreachable, 2 usage error.");
   add_redis_options(tail, s->redis);
-  tail->add_option("--imei", s->imei, "Only this device's records");
+  tail->add_option("--imei", s->imei, "Only this device's records")->envname("TGW_TAIL_IMEI");
   tail->add_option("--from", s->from,
                    "now (records stored from now on), start (the whole stream) or an entry id "
                    "to read after")
+      ->envname("TGW_TAIL_FROM")
       ->capture_default_str();
   tail->add_option("--count", s->count, "Stop after this many records (0: never)")
+      ->envname("TGW_TAIL_COUNT")
       ->capture_default_str();
   tail->add_flag("--json", s->json,
                  "One JSON object a record: id, imei, ts, time, lat/lon in degrees, the other "
-                 "fields, io (and io_named with --names)");
+                 "fields, io (and io_named with --names)")
+      ->envname("TGW_TAIL_JSON");
   add_io_name_options(
       tail, s->io_names,
-      "Name the IO elements the --model table knows, with physical values and units");
+      "Name the IO elements the --model table knows, with physical values and units", "TGW_TAIL");
   tail->callback([s, &exit_code] { exit_code = run_tail(*s); });
 }
 

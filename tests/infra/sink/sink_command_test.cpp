@@ -117,6 +117,23 @@ TEST_F(SinkCommand, AnUnreachableRedisSaysSoAndExits1) {
   EXPECT_NE(r.out.find("cannot connect to Redis"), std::string::npos) << r.out;
 }
 
+// --init creates tables and nothing else: no Redis is looked for, none is needed (the
+// working directory holds no tgw serve's data, and --redis names nothing that listens).
+TEST_F(SinkCommand, InitNeedsNoRedis) {
+  (void)pg_->query("DROP TABLE positions CASCADE");
+  const auto r =
+      run_command("cd " + dir_ + " && " +
+                  shell_line({TGW_BINARY, "sink", "postgres", "--dsn", pg_->dsn(), "--init",
+                              "--redis", "redis://127.0.0.1:" + std::to_string(free_port())}));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("created positions"), std::string::npos) << r.out;
+  const auto bare = run_command("cd " + dir_ + " && " +
+                                shell_line({TGW_BINARY, "sink", "postgres", "--dsn", pg_->dsn(),
+                                            "--init", "--data-dir", dir_ + "/no-such-dir"}));
+  EXPECT_EQ(bare.exit_code, 0) << bare.out;
+  EXPECT_EQ(bare.out.find("no Redis found"), std::string::npos) << bare.out;
+}
+
 TEST_F(SinkCommand, AMissingSchemaNamesTheInitCommandAndInitIsIdempotent) {
   (void)pg_->query("DROP TABLE positions CASCADE");
   const auto missing = sink_until_drained({});
