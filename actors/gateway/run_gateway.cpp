@@ -403,7 +403,7 @@ int run_gateway(const infra::serve_options& o) {
          o.allowlist_redis, o.janitor_mode == "scan", where.db != 0, where.via_cluster(),
          where.via_sentinel()});
     if (verdict.exit_code != 0) {
-      spdlog::error("{}", verdict.refusal);
+      spdlog::error("cannot use Redis at {}: {}", where.describe(), verdict.refusal);
       return verdict.exit_code;
     }
     if (!verdict.unchecked.empty()) spdlog::warn("start-up check: {}", verdict.unchecked);
