@@ -63,6 +63,9 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
                    counters](std::vector<command_entry>& entries) {
     std::vector<std::pair<caf::actor, command_entry*>> deliverable;
     for (command_entry& e : entries) {
+      // Delivered to this group again: a failover to a replica that had not yet seen
+      // the first delivery. Its session has it already.
+      if (state->with_sessions.contains(e.entry_id)) continue;
       counters->commands_received.fetch_add(1, std::memory_order_relaxed);
       if (!e.malformed.empty()) {
         refuse(e, "malformed: " + e.malformed);
@@ -79,9 +82,19 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
     events.reserve(deliverable.size());
     for (const auto& [session, e] : deliverable)
       events.push_back(store->dispatched_command(*e, config.journal_maxlen));
-    const std::vector<std::string> errors = store->run_batch(events);
+    std::vector<infra::redis::value> journaled;
+    const std::vector<std::string> errors = store->run_batch(events, &journaled);
     for (std::size_t i = 0; i < deliverable.size(); ++i) {
       auto& [session, e] = deliverable[i];
+      if (journaled[i].as_int() == -1) {
+        // Answered already: a copy a janitor re-routed from an instance that died after
+        // its device answered the original. Dropped from the stream, not delivered.
+        std::string error;
+        if (!store->resolve(*e, resolution{"failed", "", "answered_already"}, error,
+                            config.journal_maxlen))
+          spdlog::debug("commands: answered copy {} left pending: {}", e->entry_id, error);
+        continue;
+      }
       if (!errors[i].empty())
         spdlog::warn("device {}: command {} delivered without its dispatch event: {}",
                      e->target_imei, e->command_id, errors[i]);

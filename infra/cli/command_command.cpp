@@ -12,6 +12,7 @@
 #include "infra/app/termination.hpp"
 #include "infra/cli/redis_choice.hpp"
 #include "infra/commands/command_publisher.hpp"
+#include "infra/commands/command_send.hpp"
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/text/duration.hpp"
 
@@ -84,28 +85,32 @@ int run_send(const send_settings& s) {
   auto publisher = open_publisher(s.common.redis, "send");
   if (!publisher) return exit_failed;
 
-  std::string error;
   const auto started = std::chrono::steady_clock::now();
-  const auto published =
-      publisher->publish(s.imei, s.text, s.codec,
-                         std::chrono::duration_cast<std::chrono::seconds>(ttl + milliseconds{999}),
-                         s.queue_if_offline, error);
-  if (!published) {
-    std::cerr << "tgw command send: " << error << '\n';
+  commands::send_request request{
+      s.imei,
+      s.text,
+      s.codec,
+      std::chrono::duration_cast<std::chrono::seconds>(ttl + milliseconds{999}),
+      s.queue_if_offline,
+      s.ack_replicas,
+      timeout};
+  const commands::send_outcome sent =
+      commands::send_command(*publisher, request, termination_requested);
+  const commands::publish_result* published = &sent.published;
+  if (published->status.empty()) {
+    std::cerr << "tgw command send: command " << published->command_id << ": " << sent.error
+              << '\n';
     return exit_failed;
   }
-
   nlohmann::ordered_json out;
   out["command_id"] = published->command_id;
-  if (s.ack_replicas > 0 && published->status != "offline") {
-    // Only a warning: the command is on the master and will most likely be delivered;
-    // what the publisher learns is that a failover now could lose it.
-    const auto confirmed = publisher->confirm_replicas(s.ack_replicas, milliseconds{1000});
+  if (s.ack_replicas > 0 && published->status == "sent") {
+    const auto& confirmed = sent.replicas_confirmed;
     out["replicas_confirmed"] = confirmed ? nlohmann::ordered_json(*confirmed) : nullptr;
     if (!confirmed || *confirmed < s.ack_replicas)
       std::cerr << "tgw command send: command " << published->command_id << " published, but "
                 << (confirmed ? std::to_string(*confirmed) : std::string("no")) << " of "
-                << s.ack_replicas << " replicas confirmed it: a failover now could lose it\n";
+                << s.ack_replicas << " replicas confirmed it\n";
   }
   out["imei"] = s.imei;
   std::string line;
@@ -120,30 +125,21 @@ int run_send(const send_settings& s) {
     r.status = "queued";
     line = "queued: device offline; delivered on next connect";
     code = exit_queued;
-  } else {
-    auto got = publisher->wait_response(s.imei, published->command_id, published->last_response_id,
-                                        timeout, error, termination_requested);
-    if (got) {
-      r = std::move(*got);
-      answered = true;
-      if (r.status == "responded") {
-        line = "responded: " + r.response;
-        code = exit_responded;
-      } else if (r.status == "failed") {
-        line = "failed: " + r.failure_reason + (r.response.empty() ? "" : " (" + r.response + ")");
-      } else {
-        line = r.status + (r.response.empty() ? "" : ": " + r.response);
-      }
-    } else if (!error.empty()) {
-      // The command is in Redis and will be answered; its id lets the caller find it.
-      std::cerr << "tgw command send: waiting for the response to " << published->command_id << ": "
-                << error << '\n';
-      return exit_failed;
+  } else if (sent.response) {
+    r = *sent.response;
+    answered = true;
+    if (r.status == "responded") {
+      line = "responded: " + r.response;
+      code = exit_responded;
+    } else if (r.status == "failed") {
+      line = "failed: " + r.failure_reason + (r.response.empty() ? "" : " (" + r.response + ")");
     } else {
-      r.status = "timeout";
-      r.failure_reason = "no response within " + format_duration(timeout);
-      line = "timeout: " + r.failure_reason;
+      line = r.status + (r.response.empty() ? "" : ": " + r.response);
     }
+  } else {
+    r.status = "timeout";
+    r.failure_reason = "no response within " + format_duration(timeout);
+    line = "timeout: " + r.failure_reason;
   }
   if (!s.common.json) {
     std::cout << line << '\n';

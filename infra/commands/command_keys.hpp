@@ -19,6 +19,11 @@ inline std::string responses_in(std::string_view prefix) {
 inline std::string offline(const std::string& imei, std::string_view prefix = {}) {
   return std::string(prefix).append("commands:offline:").append(imei);
 }
+/// A published command's marker (tgw_commands: its state until and after its
+/// response), in its device's key shard.
+inline std::string marker(const std::string& command_id, std::string_view prefix = {}) {
+  return std::string(prefix).append("commands:id:").append(command_id);
+}
 /// SET of instance ids that created a command stream; the janitor's list of streams
 /// to adopt once their instance is dead.
 inline constexpr const char* instances_with_streams = "commands:instances";

@@ -17,6 +17,28 @@
 -- is in one key shard: the keys built inside carry the hash tag of the first key
 -- (docs/CLUSTER.md), so they hash to the same slot.
 
+-- Every published command has a marker, commands:id:{command_id} (in its device's key
+-- shard), written in the same step as the command: 'p|owner|entry' while it waits for
+-- its outcome, 'a' once a response is published. It is what makes a command's end
+-- exactly once across a failover. The marker and the command replicate together, so on
+-- a promoted replica "no marker" means the publish was lost with the old master, and
+-- its publisher ends the command (tgw_cmd_settle); "answered" keeps a second response
+-- from being published by whoever resolves the command next (a re-routed copy, a
+-- retried resolve); and a resolve whose entry is gone while the marker waits publishes
+-- the device's answer all the same.
+local ANSWERED_TTL_S = 600
+local PUBLISHED_TTL_MARGIN_S = 120
+
+local function marker_state(marker)
+  local v = redis.call('GET', marker)
+  if not v then return nil end
+  return string.sub(v, 1, 1)
+end
+
+local function mark_answered(marker)
+  redis.call('SET', marker, 'a', 'EX', ANSWERED_TTL_S)
+end
+
 -- Responses are kept for publishers that are waiting for them, not as a history: a
 -- waiting publisher needs at most its --timeout worth of entries (30 s at 1000
 -- commands/s is 30 000), so this bound loses nothing anyone reads.
@@ -107,51 +129,93 @@ local function expired(f, now_s)
   return e > 0 and e < now_s
 end
 
--- KEYS: connections:registry, commands:responses, commands:offline:{imei}
--- ARGV: imei, command_id, codec, payload, expires_at, queue_if_offline (0|1)
+-- KEYS: connections:registry, commands:responses, commands:offline:{imei},
+--       commands:id:{command_id}
+-- ARGV: imei, command_id, codec, payload, expires_at, queue_if_offline (0|1), ttl_s
 -- Returns {status, owner, entry_id, last_response_id} with status 'sent', 'queued' or
 -- 'offline'. The owner counts only while its heartbeat exists; NOMKSTREAM keeps a dead
--- owner's stream from being re-created once its janitor removed it.
+-- owner's stream from being re-created once its janitor removed it. Publishing the same
+-- command_id again (a publisher that lost its connection mid-call) changes nothing and
+-- returns what the first call decided, or 'answered' once it has its response.
 local function publish(keys, args)
-  local registry, responses, offline = keys[1], keys[2], keys[3]
+  local registry, responses, offline, marker = keys[1], keys[2], keys[3], keys[4]
   local imei, command_id, codec, payload, expires_at = args[1], args[2], args[3], args[4], args[5]
   local shard = shard_prefix(registry)
   local last = last_response_id(responses)
+  local seen = redis.call('GET', marker)
+  if seen then
+    if string.sub(seen, 1, 1) == 'a' then return {'answered', '', '', last} end
+    local owner, id = string.match(seen, '^p|([^|]*)|(.*)$')
+    return {id == '' and 'queued' or 'sent', owner or '', id or '', last}
+  end
+  local ttl = (tonumber(args[7]) or 0) + PUBLISHED_TTL_MARGIN_S
   local owner = redis.call('HGET', registry, imei) or ''
   if owner ~= '' and redis.call('EXISTS', shard .. 'instance:heartbeat:' .. owner) == 1 then
     local id = redis.call('XADD', shard .. 'commands:outbound:' .. owner, 'NOMKSTREAM', '*',
                           'command_id', command_id, 'target_imei', imei, 'codec', codec,
                           'payload', payload, 'expires_at', expires_at)
-    if id then return {'sent', owner, id, last} end
+    if id then
+      redis.call('SET', marker, 'p|' .. owner .. '|' .. id, 'EX', ttl)
+      return {'sent', owner, id, last}
+    end
   end
   if args[6] == '1' then
     redis.call('RPUSH', offline, cjson.encode({command_id = command_id, target_imei = imei,
                                                codec = codec, payload = payload,
                                                expires_at = expires_at}))
+    redis.call('SET', marker, 'p||', 'EX', ttl)
     return {'queued', '', '', last}
   end
   return {'offline', owner, '', last}
 end
 
--- KEYS: commands:outbound:{me}, commands:responses[, journal:{imei}]
+-- KEYS: commands:id:{command_id}, commands:responses
+-- ARGV: command_id, imei, reason
+-- The publisher's last word on a command whose outcome it cannot find: with a marker,
+-- the command is on its way (or answered) and nothing is written; without one, the
+-- publish was lost (a failover to a replica that never had it), and the command ends
+-- here with failed/<reason> and an 'answered' marker, so that nothing can answer it
+-- twice. Returns 'published', 'answered' or 'settled'.
+local function settle(keys, args)
+  local marker, responses = keys[1], keys[2]
+  local state = marker_state(marker)
+  if state == 'p' then return 'published' end
+  if state == 'a' then return 'answered' end
+  respond(responses, args[1], 'failed', nil, args[3], now_ms(), args[2])
+  mark_answered(marker)
+  return 'settled'
+end
+
+-- KEYS: commands:outbound:{me}, commands:responses, commands:id:{command_id}
+--       [, journal:{imei}]
 -- ARGV: group, entry_id, command_id, status, response, failure_reason, instance,
---       journal_maxlen
+--       journal_maxlen, imei
 -- Publishes the command's terminal response, journals command_resolved (when the
--- journal key is given: an entry without a usable IMEI has none), and acknowledges and
--- deletes the entry, all at once. An entry that is no longer in the stream was resolved
--- already (or adopted by a janitor): nothing is published and 0 is returned; the XACK
--- still runs so a pending id whose body is gone leaves the pending list.
+-- journal key is given: an entry without a usable IMEI has none), marks the command
+-- answered, and acknowledges and deletes the entry, all at once. A command answered
+-- already (its marker says so) gets no second response: 0 is returned. An entry no
+-- longer in the stream is answered all the same unless its marker says answered: a
+-- janitor re-routed it, or a failover lost its publish after it was delivered; either
+-- way its device did answer. The XACK always runs, so a pending id whose body is gone
+-- leaves the pending list. An entry without a command_id has no marker: answered once,
+-- from the stream.
 local function resolve(keys, args)
-  local stream, responses, journal = keys[1], keys[2], keys[3]
+  local stream, responses, marker, journal = keys[1], keys[2], keys[3], keys[4]
   local group, entry_id, command_id, status = args[1], args[2], args[3], args[4]
   local response, reason, instance = args[5], args[6], args[7]
   local found = redis.call('XRANGE', stream, entry_id, entry_id)
   redis.call('XACK', stream, group, entry_id)
-  if #found ~= 1 then return 0 end
-  local imei
-  local fields = found[1][2]
-  for i = 1, #fields - 1, 2 do
-    if fields[i] == 'target_imei' then imei = fields[i + 1] end
+  local answered = command_id ~= '' and marker_state(marker) == 'a'
+  if answered or (#found ~= 1 and command_id == '') then
+    if #found == 1 then redis.call('XDEL', stream, entry_id) end
+    return 0
+  end
+  local imei = args[9]
+  if #found == 1 then
+    local fields = found[1][2]
+    for i = 1, #fields - 1, 2 do
+      if fields[i] == 'target_imei' then imei = fields[i + 1] end
+    end
   end
   local at = now_ms()
   respond(responses, command_id, status, response, reason, at, imei)
@@ -159,13 +223,17 @@ local function resolve(keys, args)
     journal_resolved(journal, tonumber(args[8]), at, instance, command_id, status, response,
                      reason)
   end
-  redis.call('XDEL', stream, entry_id)
+  if command_id ~= '' then mark_answered(marker) end
+  if #found == 1 then redis.call('XDEL', stream, entry_id) end
   return 1
 end
 
--- KEYS: journal:{imei}; ARGV: command_id, codec, instance, journal_maxlen
--- Returns the event's time in ms.
+-- KEYS: journal:{imei}, commands:id:{command_id}
+-- ARGV: command_id, codec, instance, journal_maxlen
+-- Returns the event's time in ms, or -1 when the command was answered already (a copy
+-- re-routed by a janitor whose original its device answered): it is not delivered again.
 local function dispatched(keys, args)
+  if keys[2] and marker_state(keys[2]) == 'a' then return -1 end
   local at = now_ms()
   redis.call('XADD', keys[1], 'MAXLEN', '~', tonumber(args[4]), '*', 'type',
              'command_dispatched', 'at_ms', at, 'instance', args[3], 'command_id', args[1],
@@ -192,9 +260,13 @@ local function orphans(keys, args)
   for _, e in ipairs(redis.call('XRANGE', stream, '-', '+', 'COUNT', batch)) do
     local id, flat = e[1], e[2]
     local f = field_map(flat)
+    local marker = nil
+    if f.command_id and f.command_id ~= '' then marker = shard .. 'commands:id:' .. f.command_id end
     local why = malformed(f)
     local reason = nil
-    if why then
+    if marker and marker_state(marker) == 'a' then
+      -- Answered already (its device answered the instance before it died): dropped.
+    elseif why then
       reason = 'malformed: ' .. why
     elseif expired(f, now_s) then
       reason = 'expired_before_delivery'
@@ -211,6 +283,7 @@ local function orphans(keys, args)
     if reason then
       failed = failed + 1
       respond(responses, f.command_id or '', 'failed', nil, reason, at, f.target_imei)
+      if marker then mark_answered(marker) end
       if why == nil then
         journal_resolved(shard .. 'journal:' .. f.target_imei, journal_maxlen, at, dead,
                          f.command_id, 'failed', nil, reason)
@@ -249,6 +322,9 @@ local function drain_offline(keys, args)
     if reason then
       at = at or now_ms()
       respond(responses, c.command_id or '', 'failed', nil, reason, at, c.target_imei)
+      if c.command_id and c.command_id ~= '' then
+        mark_answered(shard_prefix(queue) .. 'commands:id:' .. c.command_id)
+      end
     else
       redis.call('XADD', stream, '*', 'command_id', c.command_id, 'target_imei', c.target_imei,
                  'codec', c.codec, 'payload', c.payload, 'expires_at', c.expires_at or '0')
@@ -260,6 +336,7 @@ local function drain_offline(keys, args)
 end
 
 redis.register_function('tgw_cmd_publish', publish)
+redis.register_function('tgw_cmd_settle', settle)
 redis.register_function('tgw_cmd_resolve', resolve)
 redis.register_function('tgw_cmd_dispatched', dispatched)
 redis.register_function('tgw_cmd_orphans', orphans)

@@ -88,13 +88,11 @@ redis::value command_publisher::call(const std::vector<std::string>& argv) {
   return v;
 }
 
-std::optional<publish_result> command_publisher::publish(const std::string& imei,
-                                                         const std::string& text, int codec,
-                                                         std::chrono::seconds ttl,
-                                                         bool queue_if_offline,
-                                                         std::string& error) {
+std::optional<publish_result> command_publisher::publish(
+    const std::string& imei, const std::string& text, int codec, std::chrono::seconds ttl,
+    bool queue_if_offline, const std::string& command_id, std::string& error) {
   publish_result result;
-  result.command_id = new_command_id();
+  result.command_id = command_id;
   std::int64_t expires_at = 0;
   if (ttl.count() > 0)
     expires_at = std::chrono::duration_cast<std::chrono::seconds>(
@@ -104,9 +102,10 @@ std::optional<publish_result> command_publisher::publish(const std::string& imei
   const std::string& prefix = shards_.prefix_of(imei);
   result.responses = keys::responses_in(prefix);
   const redis::value v =
-      call({"FCALL", "tgw_cmd_publish", "3", registry::keys::registry_in(prefix), result.responses,
-            keys::offline(imei, prefix), imei, result.command_id, std::to_string(codec), text,
-            std::to_string(expires_at), queue_if_offline ? "1" : "0"});
+      call({"FCALL", "tgw_cmd_publish", "4", registry::keys::registry_in(prefix), result.responses,
+            keys::offline(imei, prefix), keys::marker(result.command_id, prefix), imei,
+            result.command_id, std::to_string(codec), text, std::to_string(expires_at),
+            queue_if_offline ? "1" : "0", std::to_string(ttl.count())});
   if (failed(v, error)) return std::nullopt;
   if (!v.is_array() || v.elements.size() != 4) {
     error = "tgw_cmd_publish: unexpected reply";
@@ -123,6 +122,17 @@ std::optional<publish_result> command_publisher::publish(const std::string& imei
                    std::to_string(shards_.shard_of(imei))});
   }
   return result;
+}
+
+std::optional<std::string> command_publisher::settle(const std::string& imei,
+                                                     const std::string& command_id,
+                                                     const std::string& reason,
+                                                     std::string& error) {
+  const std::string& prefix = shards_.prefix_of(imei);
+  const redis::value v = call({"FCALL", "tgw_cmd_settle", "2", keys::marker(command_id, prefix),
+                               keys::responses_in(prefix), command_id, imei, reason});
+  if (failed(v, error)) return std::nullopt;
+  return v.text;
 }
 
 std::optional<std::int64_t> command_publisher::confirm_replicas(int replicas,

@@ -13,7 +13,7 @@ namespace tgw::infra::commands {
 
 /// What tgw_cmd_publish decided.
 struct publish_result {
-  std::string status;  ///< sent, queued or offline
+  std::string status;  ///< sent, queued, offline, or answered (a repeated publish)
   std::string owner;   ///< The instance the command went to; for offline, the dead owner if any.
   std::string entry_id;
   std::string command_id;
@@ -35,6 +35,9 @@ struct command_response {
   std::string imei;               ///< The command's target; empty in entries from before it.
 };
 
+/// A fresh 128-bit random command id, 32 lowercase hex digits.
+[[nodiscard]] std::string new_command_id();
+
 /// The publishing side of commands over one blocking connection: routes a command to
 /// the instance holding the device and waits for its response. One per thread.
 ///
@@ -52,11 +55,25 @@ class command_publisher {
                              redis::key_shards shards = {});
 
   bool load_library(std::string& error);
-  /// Publishes `text` for `imei` with a fresh command id. `ttl` 0 means the command
-  /// never expires. nullopt with `error` on a Redis failure.
+  /// Publishes `text` for `imei` as command `command_id` (new_command_id()). `ttl` 0
+  /// means the command never expires. nullopt with `error` on a Redis failure.
+  /// Publishing the same id again changes nothing and returns what the first publish
+  /// decided (status "answered" once it has its response): a publish whose outcome a
+  /// lost connection hid is safely repeated.
   std::optional<publish_result> publish(const std::string& imei, const std::string& text, int codec,
                                         std::chrono::seconds ttl, bool queue_if_offline,
-                                        std::string& error);
+                                        const std::string& command_id, std::string& error);
+  /// The same with a fresh command id.
+  std::optional<publish_result> publish(const std::string& imei, const std::string& text, int codec,
+                                        std::chrono::seconds ttl, bool queue_if_offline,
+                                        std::string& error) {
+    return publish(imei, text, codec, ttl, queue_if_offline, new_command_id(), error);
+  }
+  /// tgw_cmd_settle: "published" or "answered" while the store has the command; when it
+  /// does not (its publish was lost with a failed master), ends it with failed/`reason`
+  /// and returns "settled". nullopt with `error` on a Redis failure.
+  std::optional<std::string> settle(const std::string& imei, const std::string& command_id,
+                                    const std::string& reason, std::string& error);
   /// WAIT `replicas` `timeout` on the publishing connection: how many replicas hold
   /// what it wrote so far (the command just published); nullopt on a Redis failure.
   std::optional<std::int64_t> confirm_replicas(int replicas, std::chrono::milliseconds timeout);
@@ -89,8 +106,5 @@ class command_publisher {
   redis::key_shards shards_;
   bool loaded_ = false;
 };
-
-/// A fresh 128-bit random command id, 32 lowercase hex digits.
-[[nodiscard]] std::string new_command_id();
 
 }  // namespace tgw::infra::commands

@@ -258,22 +258,28 @@ std::vector<std::string> command_store::resolve_command(const command_entry& ent
   const bool journal =
       is_imei(entry.target_imei) && shards_.shard_of(entry.target_imei) == entry.shard;
   const std::string& prefix = shards_.prefix(entry.shard);
-  std::vector<std::string> argv = {"FCALL", "tgw_cmd_resolve", journal ? "3" : "2",
-                                   stream(entry.shard), keys::responses_in(prefix)};
+  std::vector<std::string> argv = {"FCALL",
+                                   "tgw_cmd_resolve",
+                                   journal ? "4" : "3",
+                                   stream(entry.shard),
+                                   keys::responses_in(prefix),
+                                   keys::marker(entry.command_id, prefix)};
   if (journal) argv.push_back(telemetry::keys::journal(entry.target_imei, prefix));
-  argv.insert(argv.end(),
-              {consumer_group, entry.entry_id, entry.command_id, outcome.status, outcome.response,
-               outcome.failure_reason, instance_, std::to_string(journal_maxlen)});
+  argv.insert(argv.end(), {consumer_group, entry.entry_id, entry.command_id, outcome.status,
+                           outcome.response, outcome.failure_reason, instance_,
+                           std::to_string(journal_maxlen), entry.target_imei});
   return argv;
 }
 
 std::vector<std::string> command_store::dispatched_command(const command_entry& entry,
                                                            std::int64_t journal_maxlen) const {
   if (!is_imei(entry.target_imei)) return {};
+  const std::string& prefix = shards_.prefix_of(entry.target_imei);
   return {"FCALL",
           "tgw_cmd_dispatched",
-          "1",
-          telemetry::keys::journal(entry.target_imei, shards_.prefix_of(entry.target_imei)),
+          "2",
+          telemetry::keys::journal(entry.target_imei, prefix),
+          keys::marker(entry.command_id, prefix),
           entry.command_id,
           std::to_string(entry.codec),
           instance_,
@@ -292,7 +298,8 @@ bool command_store::dispatched(const command_entry& entry, std::string& error,
 }
 
 std::vector<std::string> command_store::run_batch(
-    const std::vector<std::vector<std::string>>& commands) {
+    const std::vector<std::vector<std::string>>& commands, std::vector<redis::value>* results) {
+  if (results != nullptr) results->assign(commands.size(), redis::value{});
   std::vector<std::string> errors(commands.size());
   std::vector<std::vector<std::string>> real;
   std::vector<std::size_t> index;
@@ -333,7 +340,10 @@ std::vector<std::string> command_store::run_batch(
     } else if (replies[reply_of[k]].is_error()) {
       const std::string& text = replies[reply_of[k]].text;
       errors[index[k]] = text.empty() ? "error" : text;
-    } else if (replicas_ > 0) {
+    } else {
+      if (results != nullptr) (*results)[index[k]] = replies[reply_of[k]];
+    }
+    if (errors[index[k]].empty() && replicas_ > 0) {
       const auto confirmed =
           wait_of[k] < replies.size() ? replies[wait_of[k]].as_int() : std::nullopt;
       if (!confirmed || *confirmed < replicas_)

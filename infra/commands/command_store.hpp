@@ -73,7 +73,8 @@ class command_store {
   /// only on a Redis error.
   bool resolve(const command_entry& entry, const resolution& outcome, std::string& error,
                std::int64_t journal_maxlen = 10000);
-  /// Journals command_dispatched for the entry's device.
+  /// Journals command_dispatched for the entry's device (its reply is -1, and nothing is
+  /// journaled, when the command was answered already: do not deliver it).
   bool dispatched(const command_entry& entry, std::string& error,
                   std::int64_t journal_maxlen = 10000);
 
@@ -87,7 +88,9 @@ class command_store {
   /// for success (and for an empty command). With require_replicas(), a batch that
   /// fewer replicas confirmed fails whole: the responder retries it, which is safe
   /// because tgw_cmd_resolve publishes once per entry.
-  std::vector<std::string> run_batch(const std::vector<std::vector<std::string>>& commands);
+  /// `results`, when given, gets each command's reply (nil where it failed).
+  std::vector<std::string> run_batch(const std::vector<std::vector<std::string>>& commands,
+                                     std::vector<redis::value>* results = nullptr);
   /// From now on run_batch() ends with `WAIT replicas timeout` (--ack-replicas): a
   /// response is published only once a failover would keep it.
   void require_replicas(int replicas, std::chrono::milliseconds timeout) {

@@ -201,6 +201,85 @@ TEST_F(CommandStore, AResolveNoReplicaConfirmedIsReportedForARetry) {
   EXPECT_EQ(a.run_batch(batch)[0], "");
 }
 
+// What a failover to a replica that never had the command leaves: the entry and its
+// marker gone, while the device answered the instance that delivered it. The answer is
+// published all the same, once; the publisher's settle then finds it answered.
+TEST_F(CommandStore, ADeviceAnswerIsPublishedEvenWhenAFailoverLostTheCommand) {
+  place(imei1, "A");
+  auto a = store("A");
+  auto pub = publisher();
+  const auto sent = pub.publish(imei1, "getinfo", 12, 300s, false, error);
+  ASSERT_TRUE(sent) << error;
+  const auto got = a.read_new(100ms, 16, error);
+  ASSERT_TRUE(got && got->size() == 1) << error;
+  redis.command({"XDEL", outbound("A", imei1), got->front().entry_id});
+  redis.command({"DEL", keys::marker(sent->command_id, prefix(imei1))});
+  ASSERT_TRUE(a.resolve(got->front(), {"responded", "FW:1.2", ""}, error)) << error;
+  auto rs = responses();
+  ASSERT_EQ(rs.size(), 1U);
+  EXPECT_EQ(rs[0]["status"], "responded");
+  EXPECT_EQ(rs[0]["imei"], imei1);
+  ASSERT_TRUE(a.resolve(got->front(), {"responded", "FW:1.2", ""}, error)) << error;
+  EXPECT_EQ(responses().size(), 1U);
+  EXPECT_EQ(pub.settle(imei1, sent->command_id, "store_failover", error), "answered");
+  EXPECT_EQ(responses().size(), 1U);
+}
+
+// A publish the store lost, and no device answered: the publisher ends it, once.
+TEST_F(CommandStore, SettleEndsALostCommandOnceAndLeavesAKnownOneAlone) {
+  place(imei1, "A");
+  auto pub = publisher();
+  const auto sent = pub.publish(imei1, "getinfo", 12, 300s, false, error);
+  ASSERT_TRUE(sent) << error;
+  EXPECT_EQ(pub.settle(imei1, sent->command_id, "store_failover", error), "published");
+  EXPECT_TRUE(responses().empty());
+  redis.command({"DEL", keys::marker(sent->command_id, prefix(imei1))});
+  EXPECT_EQ(pub.settle(imei1, sent->command_id, "store_failover", error), "settled");
+  EXPECT_EQ(pub.settle(imei1, sent->command_id, "store_failover", error), "answered");
+  auto rs = responses();
+  ASSERT_EQ(rs.size(), 1U);
+  EXPECT_EQ(rs[0]["status"], "failed");
+  EXPECT_EQ(rs[0]["failure_reason"], "store_failover");
+  EXPECT_EQ(rs[0]["command_id"], sent->command_id);
+  // The command is still in the stream (it was never lost on this server): once
+  // answered, the instance that reads it does not deliver it.
+  auto a = store("A");
+  const auto got = a.read_new(100ms, 16, error);
+  ASSERT_TRUE(got && got->size() == 1) << error;
+  std::vector<redis::value> replies;
+  const auto errors = a.run_batch({a.dispatched_command(got->front(), 1000)}, &replies);
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(replies[0].as_int(), -1);
+  ASSERT_TRUE(a.resolve(got->front(), {"responded", "late", ""}, error)) << error;
+  EXPECT_EQ(responses().size(), 1U);
+  EXPECT_EQ(xlen(outbound("A", imei1)), 0);
+}
+
+// A publisher whose connection dropped before the reply publishes again with the same
+// id: one entry, and the first publish's decision.
+TEST_F(CommandStore, APublishRepeatedWithItsIdChangesNothing) {
+  place(imei1, "A");
+  auto pub = publisher();
+  const std::string id = new_command_id();
+  const auto first = pub.publish(imei1, "getinfo", 12, 300s, false, id, error);
+  ASSERT_TRUE(first) << error;
+  const auto again = pub.publish(imei1, "getinfo", 12, 300s, false, id, error);
+  ASSERT_TRUE(again) << error;
+  EXPECT_EQ(again->status, "sent");
+  EXPECT_EQ(again->owner, first->owner);
+  EXPECT_EQ(again->entry_id, first->entry_id);
+  EXPECT_EQ(xlen(outbound("A", imei1)), 1);
+  auto a = store("A");
+  const auto got = a.read_new(100ms, 16, error);
+  ASSERT_TRUE(got && got->size() == 1) << error;
+  ASSERT_TRUE(a.resolve(got->front(), {"responded", "ok", ""}, error)) << error;
+  const auto answered = pub.publish(imei1, "getinfo", 12, 300s, false, id, error);
+  ASSERT_TRUE(answered) << error;
+  EXPECT_EQ(answered->status, "answered");
+  EXPECT_EQ(xlen(outbound("A", imei1)), 0);
+  EXPECT_EQ(responses().size(), 1U);
+}
+
 TEST_F(CommandStore, DispatchedJournalsTheEvent) {
   auto a = store("A");
   command_entry e;
@@ -371,6 +450,23 @@ TEST_F(CommandStore, OrphansGetOneOutcomeEachAndTheStreamGoes) {
   ASSERT_TRUE(again) << error;
   EXPECT_EQ(again->handled, 0U);
   EXPECT_EQ(responses().size(), 6U);
+}
+
+// A re-routed copy whose original its device answered, left in a stream whose
+// instance died too: dropped, not answered a second time.
+TEST_F(CommandStore, AnOrphanAnsweredAlreadyIsDroppedWithoutASecondResponse) {
+  place("356307042441003", "D", false);
+  create_groups("D");
+  add_command("D", "answered-copy", "356307042441003");
+  redis.command({"SET", keys::marker("answered-copy", prefix("356307042441003")), "a"});
+  auto janitor = store("J");
+  const auto counts = janitor.adopt_orphans("D", error);
+  ASSERT_TRUE(counts) << error;
+  EXPECT_EQ(counts->handled, 1U);
+  EXPECT_EQ(counts->failed, 0U);
+  EXPECT_EQ(counts->rerouted, 0U);
+  EXPECT_TRUE(responses().empty());
+  EXPECT_FALSE(has_streams("D"));
 }
 
 TEST_F(CommandStore, TwoJanitorsAdoptingTogetherAnswerEachEntryOnce) {
