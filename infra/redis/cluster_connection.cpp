@@ -34,6 +34,10 @@ std::vector<std::string_view> views_of(const std::vector<std::string>& argv) {
   return {argv.begin(), argv.end()};
 }
 
+bool is_wait(const std::vector<std::string>& argv) {
+  return !argv.empty() && same_name(argv.front(), "WAIT");
+}
+
 }  // namespace
 
 cluster_connection::cluster_connection(connection::options opts) : opts_(std::move(opts)) {}
@@ -318,12 +322,24 @@ std::vector<value> cluster_connection::pipeline(
     batch.reserve(by_master[m].size());
     for (const std::size_t i : by_master[m]) batch.push_back(commands[i]);
     std::vector<value> got = n.pipeline(batch);
+    // A WAIT answers for the writes before it on this master. One of them that moved
+    // (MOVED, ASK) or failed is sent again elsewhere, where this WAIT does not follow
+    // it: its count would confirm a write it never saw, so it is an error instead.
+    bool moved_before = false;
     for (std::size_t k = 0; k < got.size(); ++k) {
       const std::size_t i = by_master[m][k];
+      if (is_wait(commands[i]) && moved_before) {
+        replies[i] = value::make_error(
+            "IO WAIT not counted: a write before it was redirected or failed on " +
+            address_text(table_->masters[m]));
+        continue;
+      }
       if (parse_redirect(got[k])) {
         again.push_back(i);
+        moved_before = true;
       } else {
         reload = reload || is_io_error(got[k]);
+        moved_before = moved_before || is_io_error(got[k]);
         replies[i] = std::move(got[k]);
       }
     }
@@ -336,6 +352,12 @@ std::vector<value> cluster_connection::pipeline(
   }
   again.insert(again.end(), alone.begin(), alone.end());
   for (const std::size_t i : again) {
+    // A WAIT without the writes it was meant to follow (their slot had no master in the
+    // map, or they were all sent elsewhere) would count another connection's writes.
+    if (is_wait(commands[i])) {
+      replies[i] = value::make_error("IO WAIT not counted: the writes before it had no master");
+      continue;
+    }
     const std::vector<std::string_view> argv = views_of(commands[i]);
     // A command whose slot the fresh map still gives to a master that refused us fails
     // at once: until a replica is promoted, trying each command again would only cost

@@ -158,6 +158,38 @@ TEST(ClusterConnection, MovedAndAskAreFollowedWhileASlotMoves) {
   EXPECT_EQ(target.command({"GET", key}).text, "3");
 }
 
+// A WAIT answers for the writes before it on its master. A write redirected away is
+// written elsewhere, where that WAIT does not follow it: the WAIT must not confirm it.
+// (Before this, the old owner's replica count came back, and a telemetry write whose
+// slot had moved could be ACKed unreplicated.)
+TEST(ClusterConnection, AWaitAfterAWriteThatMovedDoesNotConfirmIt) {
+  redis_cluster cluster;
+  connection c = cluster_client(cluster);
+  const std::string key = "moved-write";
+  const std::uint16_t slot = key_slot(key);
+  ASSERT_EQ(c.command({"SET", key, "1"}).text, "OK");  // the client's map names `from`
+  const std::uint16_t from = cluster.master_of(slot);
+  std::uint16_t to = 0;
+  for (int i = 0; i < 3; ++i)
+    if (cluster.ports()[static_cast<std::size_t>(i)] != from)
+      to = cluster.ports()[static_cast<std::size_t>(i)];
+  connection source = redis_cluster::node(from);
+  ASSERT_EQ(source.command({"DEL", key}).integer, 1);
+  for (const std::uint16_t port : cluster.ports())
+    redis_cluster::node(port).command(
+        {"CLUSTER", "SETSLOT", std::to_string(slot), "NODE", node_id(to)});
+  // `from` still has its replica, so a WAIT there would count 1.
+  const auto replies = c.pipeline({{"SET", key, "2"}, {"WAIT", "1", "500"}});
+  ASSERT_EQ(replies.size(), 2U);
+  EXPECT_EQ(replies[0].text, "OK");  // followed to `to`
+  EXPECT_TRUE(replies[1].is_error()) << "WAIT counted " << replies[1].integer;
+  EXPECT_NE(replies[1].text.find("WAIT not counted"), std::string::npos) << replies[1].text;
+  EXPECT_EQ(redis_cluster::node(to).command({"GET", key}).text, "2");
+  // With the map up to date, the same pipeline's WAIT follows the write and counts.
+  const auto again = c.pipeline({{"SET", key, "3"}, {"WAIT", "1", "2000"}});
+  EXPECT_EQ(again[1].integer, 1) << again[1].text;
+}
+
 TEST(ClusterConnection, AKilledMastersReplicaIsFoundAfterItsPromotion) {
   redis_cluster cluster;
   connection c = cluster_client(cluster);
