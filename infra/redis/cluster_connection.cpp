@@ -69,6 +69,54 @@ value cluster_connection::command_on_master(std::size_t index,
   return send_to(index, argv, sent);
 }
 
+std::optional<std::size_t> cluster_connection::master_of(std::uint16_t slot) {
+  std::string error;
+  if (!ensure_connected(error)) return std::nullopt;
+  std::int32_t owner = table_->owner[slot];
+  if (owner == slot_table::uncovered) {
+    refresh(error);
+    if (!table_) return std::nullopt;
+    owner = table_->owner[slot];
+  }
+  if (owner == slot_table::uncovered) return std::nullopt;
+  if (nodes_.size() < table_->masters.size()) nodes_.resize(table_->masters.size());
+  return static_cast<std::size_t>(owner);
+}
+
+std::string cluster_connection::master_address(std::size_t index) const {
+  return table_ && index < table_->masters.size() ? address_text(table_->masters[index])
+                                                  : std::string("(no master)");
+}
+
+std::vector<value> cluster_connection::pipeline_encoded_to(std::size_t index,
+                                                           std::string_view commands,
+                                                           std::size_t count, bool& sent) {
+  sent = false;
+  std::string error;
+  if (!table_ || index >= table_->masters.size())
+    return std::vector<value>(count, value::make_error("IO no such master in the map"));
+  if (!reach(index, error)) {
+    std::string ignored;
+    refresh(ignored);
+    return std::vector<value>(count, value::make_error("IO " + error));
+  }
+  sent = true;
+  std::vector<value> replies = node(index).pipeline_encoded(commands, count);
+  last_ = index;
+  return replies;
+}
+
+void cluster_connection::learn(const value& reply) {
+  if (!table_) return;
+  if (const std::optional<redirect> r = parse_redirect(reply); r && !r->ask) {
+    table_->owner[r->slot] = static_cast<std::int32_t>(table_->index_of(r->to));
+    if (nodes_.size() < table_->masters.size()) nodes_.resize(table_->masters.size());
+  } else if (is_io_error(reply)) {
+    std::string ignored;
+    refresh(ignored);
+  }
+}
+
 bool cluster_connection::ensure_connected(std::string& error) {
   return table_.has_value() || refresh(error);
 }

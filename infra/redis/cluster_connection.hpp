@@ -55,6 +55,23 @@ class cluster_connection {
   /// node's own (a SCAN cursor). An error when there is no such master.
   value command_on_master(std::size_t index, std::span<const std::string_view> argv);
 
+  /// For a caller that builds each master's pipeline itself (the telemetry writer): the
+  /// master that serves `slot` in the current map (loading it first), or nullopt when
+  /// none does.
+  std::optional<std::size_t> master_of(std::uint16_t slot);
+  /// The address of master `index` of the current map (for logs).
+  [[nodiscard]] std::string master_address(std::size_t index) const;
+  /// Sends `count` commands already in the wire protocol to master `index` in one
+  /// round trip, and reads their replies. `sent` is false when nothing could be sent
+  /// (the master refused the connection or is resting after a refusal): the replies
+  /// are IO errors then, and the map has been reloaded. The caller reads MOVED and ASK
+  /// in the replies itself, and tells the map with learn().
+  std::vector<value> pipeline_encoded_to(std::size_t index, std::string_view commands,
+                                         std::size_t count, bool& sent);
+  /// After a reply from pipeline_encoded_to(): a MOVED updates the slot's owner; an IO
+  /// error reloads the map, so that a promoted replica is found.
+  void learn(const value& reply);
+
  private:
   bool refresh(std::string& error);
   connection& node(std::size_t index);

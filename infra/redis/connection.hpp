@@ -80,6 +80,10 @@ class connection {
     return command_on_master(index, std::span<const std::string_view>(argv.begin(), argv.size()));
   }
 
+  /// The cluster client underneath a redis+cluster:// connection, for a caller that
+  /// routes its own pipelines by master; nullptr in the other modes.
+  [[nodiscard]] cluster_connection* cluster() noexcept { return cluster_.get(); }
+
   [[nodiscard]] const options& settings() const noexcept { return opts_; }
   /// The server this connection talks to, or last talked to: the endpoint itself, or
   /// in sentinel mode the master the sentinels named.
