@@ -119,7 +119,7 @@ class Commands : public ::testing::Test {
         for (std::size_t i = 0; i + 1 < kv.size(); i += 2) f[kv[i].text] = kv[i + 1].text;
         if (f["command_id"] != command_id) continue;
         out.push_back({entry.elements.at(0).text, f["command_id"], f["status"], f["response"],
-                       f["failure_reason"], 0, f["imei"]});
+                       f["failure_reason"], 0, f["imei"], f["response_hex"]});
       }
     }
     return out;

@@ -128,9 +128,12 @@ TEST(ClientCommands, WatchLinesNameTheDevice) {
   const auto entries = redis.command({"XREVRANGE", "commands:responses", "+", "-", "COUNT", "1"});
   ASSERT_EQ(entries.elements.size(), 1U);
   const auto& fields = entries.elements[0].elements[1].elements;
-  ASSERT_GE(fields.size(), 2U);
-  EXPECT_EQ(fields[fields.size() - 2].text, "imei");
-  EXPECT_EQ(fields.back().text, imei);
+  // imei comes after the seed's fields, and the reply's bytes after it.
+  ASSERT_GE(fields.size(), 4U);
+  EXPECT_EQ(fields[fields.size() - 4].text, "imei");
+  EXPECT_EQ(fields[fields.size() - 3].text, imei);
+  EXPECT_EQ(fields[fields.size() - 2].text, "response_hex");
+  EXPECT_EQ(fields.back().text, "46573A312E32");  // "FW:1.2"
   watch.signal(SIGTERM);
   EXPECT_EQ(watch.wait(), 0);
 }
