@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "infra/cli/io_name_options.hpp"
 #include "infra/cli/redis_choice.hpp"
 #include "infra/log/log.hpp"
 #include "infra/metrics/metrics_server.hpp"
@@ -41,7 +42,7 @@ struct sink_options {
   std::uint64_t claim_interval_ms = 5000;
   std::uint64_t progress_s = 10;
   std::size_t committers = 2;
-  std::string model = "fmb";
+  io_name_options io_names;
   std::string metrics_addr;
   std::string log_level = "info";
   std::string log_format = "text";
@@ -58,11 +59,9 @@ constexpr const char* me = "tgw sink postgres";
 int run_sink(sink_options& o) {
   setup_logging(o.log_level, o.log_format);
   std::string error;
-  auto names = telemetry::io_dictionary::builtin(o.model, error);
-  if (!names) {
-    std::cerr << me << ": --model: " << error << '\n';
-    return 2;
-  }
+  int usage_code = 0;
+  auto names = load_io_dictionary(o.io_names, me, usage_code);
+  if (!names) return usage_code;
   bool usage = false;
   const auto where = resolve_redis(o.redis, error, usage);
   if (!where) {
@@ -153,7 +152,7 @@ int run_sink(sink_options& o) {
           "tgw-sink-ack-" + s.consumer});
       committers.push_back(std::move(link));
     }
-    auto table = telemetry::io_dictionary::builtin(o.model, error);
+    auto table = names;  // Each worker owns its copy, read once above.
     sink::sink_settings settings = s;
     settings.stream = stream;
     readers.push_back(std::make_unique<redis::connection>(reader));
@@ -230,16 +229,7 @@ void add_sink_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--claim-interval-ms", o->claim_interval_ms, "How often to look for such entries")
       ->check(CLI::Range(1, 86400000))
       ->capture_default_str();
-  cmd->add_option(
-         "--model", o->model,
-         "IO element names for the io_named column: " +
-             [] {
-               std::string all;
-               for (const auto& m : telemetry::io_dictionary::models())
-                 all += (all.empty() ? "" : ", ") + m;
-               return all;
-             }())
-      ->capture_default_str();
+  add_io_name_options(cmd, o->io_names, "", false);
   cmd->add_flag("--until-drained", o->settings.until_drained,
                 "Stop once a read finds nothing new (for loads and benchmarks)");
   cmd->add_option("--progress-s", o->progress_s, "Seconds between progress lines")

@@ -36,7 +36,7 @@ TEST(DecodeCommand, PrintsTheDocumentedRecord) {
   const run_result r = run_tgw(std::string("decode ") + wiki_codec8);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find(R"("timestamp":"2019-06-10T10:04:46.000Z")"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(R"({"id":66,"size":2,"value":24079})"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"({"id":66,"size":2,"value":"24079"})"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(R"("ack":"00000001")"), std::string::npos) << r.out;
 }
 
@@ -95,12 +95,12 @@ namespace {
 TEST(DecodeCommand, NamesTheIoElementsItsModelTableKnowsAndKeepsTheIds) {
   const run_result r = run_tgw(std::string("decode --names ") + wiki_codec8);
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find(R"({"id":21,"size":1,"value":3,"name":"gsm_signal"})"), std::string::npos)
+  EXPECT_NE(r.out.find(R"({"id":21,"size":1,"value":"3","name":"gsm_signal","named":"3"})"),
+            std::string::npos)
       << r.out;
-  EXPECT_NE(
-      r.out.find(
-          R"({"id":66,"size":2,"value":24079,"name":"external_voltage","scaled":24.079,"unit":"V"})"),
-      std::string::npos)
+  EXPECT_NE(r.out.find(R"({"id":66,"size":2,"value":"24079","name":"external_voltage",)"
+                       R"("named":24.079,"unit":"V"})"),
+            std::string::npos)
       << r.out;
   // Without --names the output is as before: ids and raw values only.
   const run_result plain = run_tgw(std::string("decode ") + wiki_codec8);
