@@ -174,12 +174,16 @@ std::variant<position_row, rejected_entry> parse_entry(const std::string& stream
   for (std::size_t i = 0; i < bounds.size(); ++i) {
     const std::string& text = *field[bounds[i].name];
     const auto v = integer(text);
-    if (!v)
+    // Digits beyond 64 signed bits are an integer still, out of every column's range
+    // (a device clock past 2^63 ms).
+    const bool huge = !v && digits_only(text.starts_with('-') ? text.substr(1) : text);
+    if (!v && !huge)
       return reject(std::string("field ") + bounds[i].name + " '" + shown(text) +
                     "' is not an integer");
-    if (*v < bounds[i].min || *v > bounds[i].max)
-      return reject(std::string("field ") + bounds[i].name + " " + text + " is out of range [" +
-                    std::to_string(bounds[i].min) + ", " + std::to_string(bounds[i].max) + "]");
+    if (huge || *v < bounds[i].min || *v > bounds[i].max)
+      return reject(std::string("field ") + bounds[i].name + " " + shown(text) +
+                    " is out of range [" + std::to_string(bounds[i].min) + ", " +
+                    std::to_string(bounds[i].max) + "]");
     values[i] = *v;
   }
   row.ts_ms = values[0];
