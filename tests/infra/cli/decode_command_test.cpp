@@ -107,6 +107,17 @@ TEST(DecodeCommand, NamesTheIoElementsItsModelTableKnowsAndKeepsTheIds) {
   EXPECT_EQ(plain.out.find("\"name\""), std::string::npos) << plain.out;
 }
 
+// A device's binary reply to a command (Codec 12 type 0x06): its bytes exactly as hex,
+// no text, and the line ASCII.
+TEST(DecodeCommand, ABinaryCodec12ReplyIsGivenAsItsBytes) {
+  // Payload C5 01 1B 5B 32 4A FF 00 5A (9 bytes).
+  const run_result r = run_tgw("decode 00000000000000110C010600000009C5011B5B324AFF005A0100006348");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(R"("payload_hex":"C5011B5B324AFF005A")"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("payload_text"), std::string::npos) << r.out;
+  for (const char c : r.out) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7F)) << r.out;
+}
+
 TEST(DecodeCommand, AnUnknownModelIsAUsageError) {
   const run_result r = run_tgw(std::string("decode --names --model xyz ") + wiki_codec8);
   EXPECT_NE(r.exit_code, 0);
