@@ -15,6 +15,8 @@
 #include "infra/commands/command_send.hpp"
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/text/duration.hpp"
+#include "infra/text/hex.hpp"
+#include "infra/text/safe_text.hpp"
 
 namespace tgw::infra {
 namespace {
@@ -79,6 +81,22 @@ nlohmann::ordered_json null_if_empty(const std::string& s) {
   return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
 }
 
+// The reply as a person reads it: its text, or its bytes where they are no text, with
+// control bytes and anything else a terminal would act on escaped (\xNN).
+std::string shown_reply(const commands::command_response& r) {
+  if (!r.response.empty() || r.response_hex.empty()) return terminal_safe(r.response);
+  const auto bytes = parse_hex(r.response_hex);
+  if (!bytes) return "hex:" + terminal_safe(r.response_hex);
+  return terminal_safe(
+      std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+}
+
+// One JSON line: ASCII only (every other character escaped), so that no byte of a
+// reply reaches the terminal raw and any JSON reader takes the line.
+std::string json_line(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+}
+
 int run_send(const send_settings& s) {
   const milliseconds timeout = *parse_duration(s.timeout);
   const milliseconds ttl = *parse_duration(s.ttl);
@@ -128,13 +146,15 @@ int run_send(const send_settings& s) {
   } else if (sent.response) {
     r = *sent.response;
     answered = true;
+    const std::string reply = shown_reply(r);
     if (r.status == "responded") {
-      line = "responded: " + r.response;
+      line = "responded: " + reply;
       code = exit_responded;
     } else if (r.status == "failed") {
-      line = "failed: " + r.failure_reason + (r.response.empty() ? "" : " (" + r.response + ")");
+      line =
+          "failed: " + terminal_safe(r.failure_reason) + (reply.empty() ? "" : " (" + reply + ")");
     } else {
-      line = r.status + (r.response.empty() ? "" : ": " + r.response);
+      line = terminal_safe(r.status) + (reply.empty() ? "" : ": " + reply);
     }
   } else {
     r.status = "timeout";
@@ -147,6 +167,7 @@ int run_send(const send_settings& s) {
   }
   out["status"] = r.status;
   out["response"] = null_if_empty(r.response);
+  out["response_hex"] = null_if_empty(r.response_hex);
   out["failure_reason"] = null_if_empty(r.failure_reason);
   out["responded_at"] = answered ? nlohmann::ordered_json(r.responded_at) : nullptr;
   out["owner"] = null_if_empty(published->owner);
@@ -155,7 +176,7 @@ int run_send(const send_settings& s) {
                                             std::chrono::steady_clock::now() - started)
                                             .count())
                : nullptr;
-  std::cout << out.dump() << '\n';
+  std::cout << json_line(out) << '\n';
   return code;
 }
 
@@ -174,12 +195,14 @@ int run_watch(const common_settings& s) {
           out["failure_reason"] = null_if_empty(r.failure_reason);
           out["responded_at"] = r.responded_at;
           out["imei"] = null_if_empty(r.imei);
-          std::cout << out.dump() << std::endl;
+          out["response_hex"] = null_if_empty(r.response_hex);
+          std::cout << json_line(out) << std::endl;
         } else {
-          std::cout << r.responded_at << ' ' << (r.imei.empty() ? "-" : r.imei) << ' '
-                    << r.command_id << ' ' << r.status;
-          if (!r.failure_reason.empty()) std::cout << ' ' << r.failure_reason;
-          if (!r.response.empty()) std::cout << ": " << r.response;
+          std::cout << r.responded_at << ' ' << terminal_safe(r.imei.empty() ? "-" : r.imei) << ' '
+                    << terminal_safe(r.command_id) << ' ' << terminal_safe(r.status);
+          if (!r.failure_reason.empty()) std::cout << ' ' << terminal_safe(r.failure_reason);
+          const std::string reply = shown_reply(r);
+          if (!reply.empty()) std::cout << ": " << reply;
           std::cout << std::endl;
         }
         return true;

@@ -13,6 +13,7 @@
 #include "infra/cli/frame_inspector.hpp"
 #include "infra/cli/io_name_options.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
+#include "infra/telemetry/named_io.hpp"
 #include "infra/text/hex.hpp"
 
 namespace tgw::infra {
@@ -28,8 +29,9 @@ struct decode_settings {
   io_name_options io_names;
 };
 
-// Adds the name (and, where the documentation gives a multiplier, unit or sign, the
-// physical value) to every IO element the dictionary knows; the id stays.
+// Adds to every IO element the dictionary knows its name, its value as io_named gives
+// it ("named": the physical value, an error state, or the raw decimal) and its unit;
+// the id and the raw value stay.
 void add_io_names(json& frame, const telemetry::io_dictionary& names) {
   const auto records = frame.find("records");
   if (records == frame.end()) return;
@@ -40,11 +42,16 @@ void add_io_names(json& frame, const telemetry::io_dictionary& names) {
       const auto* info = names.find(element.at("id").get<std::uint16_t>());
       if (info == nullptr) continue;
       element["name"] = info->name;
-      const auto value = element.find("value");
-      if (value == element.end()) continue;
-      if (info->multiplier != 1.0 || info->is_signed)
-        element["scaled"] =
-            info->scaled(value->get<std::uint64_t>(), element.at("size").get<std::uint16_t>());
+      telemetry::stored_io_value stored{info->id, telemetry::stored_io_value::kind_t::integer, {}};
+      if (const auto hex = element.find("hex"); hex != element.end()) {
+        stored.kind = telemetry::stored_io_value::kind_t::bytes;
+        stored.text = hex->get<std::string>();
+      } else {
+        stored.text = element.at("value").get<std::string>();
+      }
+      std::string named;
+      telemetry::append_named_value(named, *info, stored);
+      element["named"] = json::parse(named);
       if (!info->unit.empty()) element["unit"] = info->unit;
     }
   }
@@ -158,10 +165,9 @@ void add_decode_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("--pretty", settings->pretty, "Indent the JSON")->envname("TGW_DECODE_PRETTY");
   add_io_name_options(cmd, settings->io_names,
-                      "Name each IO element the --model table knows (\"name\"), with its "
-                      "physical value (\"scaled\") and \"unit\" where Teltonika documents "
-                      "them; ids stay",
-                      "TGW_DECODE");
+                      "Name each IO element the dictionary knows (\"name\"), with its "
+                      "value as io_named gives it (\"named\": physical value, error state or "
+                      "raw decimal) and \"unit\"; ids and raw values stay");
   cmd->callback([settings, &exit_code] { exit_code = run_decode(*settings); });
 }
 

@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "infra/cli/io_name_options.hpp"
 #include "infra/cli/listen_address.hpp"
 #include "infra/cli/redis_choice.hpp"
 #include "infra/log/log.hpp"
@@ -42,7 +43,7 @@ struct sink_options {
   std::uint64_t claim_interval_ms = 5000;
   std::uint64_t progress_s = 10;
   std::size_t committers = 2;
-  std::string model = "fmb";
+  io_name_options io_names;
   std::string metrics_addr;
   std::string log_level = "info";
   std::string log_format = "text";
@@ -59,11 +60,9 @@ constexpr const char* me = "tgw sink postgres";
 int run_sink(sink_options& o) {
   setup_logging(o.log_level, o.log_format);
   std::string error;
-  auto names = telemetry::io_dictionary::builtin(o.model, error);
-  if (!names) {
-    std::cerr << me << ": --model: " << error << '\n';
-    return 2;
-  }
+  int usage_code = 0;
+  auto names = load_io_dictionary(o.io_names, me, usage_code);
+  if (!names) return usage_code;
   auto first_pg = std::make_unique<sink::pg_connection>(o.dsn);
   sink::pg_connection& pg = *first_pg;
   if (!pg.ensure_connected(error)) {
@@ -155,7 +154,7 @@ int run_sink(sink_options& o) {
           "tgw-sink-ack-" + s.consumer});
       committers.push_back(std::move(link));
     }
-    auto table = telemetry::io_dictionary::builtin(o.model, error);
+    auto table = names;  // Each worker owns its copy, read once above.
     sink::sink_settings settings = s;
     settings.stream = stream;
     readers.push_back(std::make_unique<redis::connection>(reader));
@@ -236,17 +235,7 @@ void add_sink_command(CLI::App& app, int& exit_code) {
       ->envname("TGW_SINK_CLAIM_INTERVAL_MS")
       ->check(CLI::Range(1, 86400000))
       ->capture_default_str();
-  cmd->add_option(
-         "--model", o->model,
-         "IO element names for the io_named column: " +
-             [] {
-               std::string all;
-               for (const auto& m : telemetry::io_dictionary::models())
-                 all += (all.empty() ? "" : ", ") + m;
-               return all;
-             }())
-      ->envname("TGW_SINK_MODEL")
-      ->capture_default_str();
+  add_io_name_options(cmd, o->io_names, "", false);
   cmd->add_flag("--until-drained", o->settings.until_drained,
                 "Stop once a read finds nothing new (for loads and benchmarks)")
       ->envname("TGW_SINK_UNTIL_DRAINED");

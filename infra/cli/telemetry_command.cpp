@@ -15,11 +15,10 @@
 #include "infra/app/termination.hpp"
 #include "infra/cli/io_name_options.hpp"
 #include "infra/cli/redis_choice.hpp"
-#include "infra/json/frame_json.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/shard_agreement.hpp"
+#include "infra/telemetry/entry_view.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
-#include "infra/telemetry/named_io.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::infra {
@@ -33,91 +32,6 @@ struct tail_settings {
   bool json = false;
   io_name_options io_names;
 };
-
-using fields = std::map<std::string, std::string>;
-
-std::optional<std::int64_t> integer(const fields& f, const char* key) {
-  const auto it = f.find(key);
-  if (it == f.end()) return std::nullopt;
-  try {
-    std::size_t used = 0;
-    const std::int64_t v = std::stoll(it->second, &used);
-    if (used == it->second.size()) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
-std::string text(const fields& f, const char* key) {
-  const auto it = f.find(key);
-  return it == f.end() ? "" : it->second;
-}
-
-// The io field as JSON; an entry whose io does not parse keeps it as a string.
-nlohmann::ordered_json io_of(const fields& f) {
-  const std::string raw = text(f, "io");
-  const auto parsed = nlohmann::ordered_json::parse(raw, nullptr, false);
-  return parsed.is_discarded() ? nlohmann::ordered_json(raw) : parsed;
-}
-
-nlohmann::ordered_json record_json(const std::string& id, const fields& f,
-                                   const telemetry::io_dictionary* names) {
-  nlohmann::ordered_json j;
-  j["id"] = id;
-  j["imei"] = text(f, "imei");
-  // Entries before format 2 carry no v, codec or gen.
-  for (const char* key : {"v", "codec", "gen"})
-    if (f.contains(key)) j[key] = text(f, key);
-  const auto ts = integer(f, "ts");
-  j["ts"] = ts ? nlohmann::ordered_json(*ts) : nlohmann::ordered_json(text(f, "ts"));
-  if (ts && *ts >= 0) j["time"] = iso8601_utc_ms(static_cast<std::uint64_t>(*ts));
-  for (const char* key : {"pri", "alt", "ang", "sat", "spd", "evt"})
-    if (const auto v = integer(f, key)) j[key] = *v;
-  if (const auto lat = integer(f, "lat")) j["lat"] = static_cast<double>(*lat) / 1e7;
-  if (const auto lon = integer(f, "lon")) j["lon"] = static_cast<double>(*lon) / 1e7;
-  nlohmann::ordered_json io = io_of(f);
-  j["io"] = io;
-  if (names != nullptr && io.is_object()) j["io_named"] = telemetry::named_io(io, *names);
-  return j;
-}
-
-// One line for a person: time, IMEI, position, motion, then the IO elements.
-std::string record_line(const nlohmann::ordered_json& j, const telemetry::io_dictionary* names) {
-  std::ostringstream out;
-  out << j.value("time", j["ts"].dump()) << ' ' << j["imei"].get<std::string>();
-  if (j.contains("lat") && j.contains("lon"))
-    out << " lat " << j["lat"].dump() << " lon " << j["lon"].dump();
-  if (j.contains("alt")) out << " alt " << j["alt"] << " m";
-  if (j.contains("spd")) out << " speed " << j["spd"] << " km/h";
-  if (j.contains("ang")) out << " angle " << j["ang"];
-  if (j.contains("sat")) out << " sats " << j["sat"];
-  if (j.contains("evt") && j["evt"] != 0) out << " event " << j["evt"];
-  const auto& io = j["io"];
-  if (!io.is_object()) {
-    out << " io " << io.dump();
-    return out.str();
-  }
-  out << " io {";
-  bool first = true;
-  for (const auto& [key, value] : io.items()) {
-    out << (first ? "" : ", ");
-    first = false;
-    const telemetry::io_element_info* info = nullptr;
-    if (names != nullptr) try {
-        info = names->find(static_cast<std::uint16_t>(std::stoul(key)));
-      } catch (const std::exception&) {
-      }
-    if (info == nullptr) {
-      out << key << '=' << (value.is_string() ? value.get<std::string>() : value.dump());
-      continue;
-    }
-    const auto shown = telemetry::named_value(*info, value);
-    out << info->name << '=' << (shown.is_string() ? shown.get<std::string>() : shown.dump());
-    if (!info->unit.empty()) out << ' ' << info->unit;
-  }
-  out << '}';
-  return out.str();
-}
 
 // "now": the id of the newest entry, so that only records stored from here on show.
 std::optional<std::string> start_id(redis::connection& conn, const std::string& stream,
@@ -221,12 +135,16 @@ int run_tail(const tail_settings& s) {
       any = true;
       for (const auto& entry : reply.elements.front().elements.at(1).elements) {
         last[k] = entry.elements.at(0).text;
-        fields f;
+        telemetry::entry_map f;
         const auto& kv = entry.elements.at(1).elements;
         for (std::size_t i = 0; i + 1 < kv.size(); i += 2) f[kv[i].text] = kv[i + 1].text;
-        if (!s.imei.empty() && text(f, "imei") != s.imei) continue;
-        const auto j = record_json(last[k], f, table);
-        std::cout << (s.json ? j.dump() : record_line(j, table)) << '\n';
+        if (!s.imei.empty() && f["imei"] != s.imei) continue;
+        const auto j = telemetry::entry_json(last[k], f, table);
+        // ASCII only, and bytes that are no UTF-8 replaced rather than thrown on: an
+        // entry holds whatever was written to the stream.
+        std::cout << (s.json ? j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace)
+                             : telemetry::entry_line(j, table))
+                  << '\n';
         if (s.count > 0 && ++shown >= s.count) {
           std::cout << std::flush;
           return 0;
@@ -262,12 +180,14 @@ void add_telemetry_command(CLI::App& app, int& exit_code) {
       ->envname("TGW_TAIL_COUNT")
       ->capture_default_str();
   tail->add_flag("--json", s->json,
-                 "One JSON object a record: id, imei, ts, time, lat/lon in degrees, the other "
-                 "fields, io (and io_named with --names)")
+                 "One JSON object a record: id, imei, ts (a decimal string), time, lat/lon in "
+                 "degrees, the other fields, io in the format 3 form (and io_named with "
+                 "--names)")
       ->envname("TGW_TAIL_JSON");
   add_io_name_options(
       tail, s->io_names,
-      "Name the IO elements the --model table knows, with physical values and units", "TGW_TAIL");
+      "Name the IO elements the dictionary knows, with physical values, units and error "
+      "states");
   tail->callback([s, &exit_code] { exit_code = run_tail(*s); });
 }
 

@@ -66,8 +66,9 @@ local function last_response_id(responses)
 end
 
 -- `imei` is the command's target, so a watcher knows the device without the command;
--- it comes after the seed's fields, which keep their order.
-local function respond(responses, command_id, status, response, reason, at, imei)
+-- it comes after the seed's fields, which keep their order, and `response_hex` (the
+-- reply's exact bytes; `response` holds them only when they are UTF-8 text) after it.
+local function respond(responses, command_id, status, response, reason, at, imei, response_hex)
   local entry = {'command_id', command_id, 'status', status}
   if response ~= nil and response ~= '' then
     entry[#entry + 1] = 'response'
@@ -83,11 +84,15 @@ local function respond(responses, command_id, status, response, reason, at, imei
     entry[#entry + 1] = 'imei'
     entry[#entry + 1] = imei
   end
+  if response_hex ~= nil and response_hex ~= '' then
+    entry[#entry + 1] = 'response_hex'
+    entry[#entry + 1] = response_hex
+  end
   return redis.call('XADD', responses, 'MAXLEN', '~', RESPONSES_MAXLEN, '*', unpack(entry))
 end
 
 local function journal_resolved(journal, maxlen, at, instance, command_id, status, response,
-                                reason)
+                                reason, response_hex)
   local entry = {'type', 'command_resolved', 'at_ms', at, 'instance', instance, 'command_id',
                  command_id, 'status', status}
   if reason ~= nil and reason ~= '' then
@@ -97,6 +102,10 @@ local function journal_resolved(journal, maxlen, at, instance, command_id, statu
   if response ~= nil and response ~= '' then
     entry[#entry + 1] = 'response'
     entry[#entry + 1] = response
+  end
+  if response_hex ~= nil and response_hex ~= '' then
+    entry[#entry + 1] = 'response_hex'
+    entry[#entry + 1] = response_hex
   end
   redis.call('XADD', journal, 'MAXLEN', '~', maxlen, '*', unpack(entry))
 end
@@ -189,7 +198,7 @@ end
 -- KEYS: commands:outbound:{me}, commands:responses, commands:id:{command_id}
 --       [, journal:{imei}]
 -- ARGV: group, entry_id, command_id, status, response, failure_reason, instance,
---       journal_maxlen, imei
+--       journal_maxlen, imei[, response_hex]
 -- Publishes the command's terminal response, journals command_resolved (when the
 -- journal key is given: an entry without a usable IMEI has none), marks the command
 -- answered, and acknowledges and deletes the entry, all at once. A command answered
@@ -202,7 +211,7 @@ end
 local function resolve(keys, args)
   local stream, responses, marker, journal = keys[1], keys[2], keys[3], keys[4]
   local group, entry_id, command_id, status = args[1], args[2], args[3], args[4]
-  local response, reason, instance = args[5], args[6], args[7]
+  local response, reason, instance, response_hex = args[5], args[6], args[7], args[10]
   local found = redis.call('XRANGE', stream, entry_id, entry_id)
   redis.call('XACK', stream, group, entry_id)
   local answered = command_id ~= '' and marker_state(marker) == 'a'
@@ -218,10 +227,10 @@ local function resolve(keys, args)
     end
   end
   local at = now_ms()
-  respond(responses, command_id, status, response, reason, at, imei)
+  respond(responses, command_id, status, response, reason, at, imei, response_hex)
   if journal then
     journal_resolved(journal, tonumber(args[8]), at, instance, command_id, status, response,
-                     reason)
+                     reason, response_hex)
   end
   if command_id ~= '' then mark_answered(marker) end
   if #found == 1 then redis.call('XDEL', stream, entry_id) end

@@ -8,6 +8,8 @@
 #include "infra/commands/command_keys.hpp"
 #include "infra/commands/command_library.hpp"
 #include "infra/registry/registry_store.hpp"
+#include "infra/text/hex.hpp"
+#include "infra/text/safe_text.hpp"
 
 namespace tgw::infra::commands {
 namespace {
@@ -34,6 +36,8 @@ command_response to_response(const redis::value& entry) {
       r.status = v;
     } else if (name == "response") {
       r.response = v;
+    } else if (name == "response_hex") {
+      r.response_hex = v;
     } else if (name == "failure_reason") {
       r.failure_reason = v;
     } else if (name == "imei") {
@@ -42,6 +46,12 @@ command_response to_response(const redis::value& entry) {
       r.responded_at = f[i + 1].as_int().value_or(0);
     }
   }
+  // A gateway from before response_hex wrote the reply's bytes into response as they
+  // came: bytes that are no UTF-8 are no text, and are kept as hex instead.
+  if (!r.response.empty() && r.response_hex.empty())
+    r.response_hex = to_hex(
+        std::span(reinterpret_cast<const std::uint8_t*>(r.response.data()), r.response.size()));
+  if (!valid_utf8(r.response)) r.response.clear();
   return r;
 }
 

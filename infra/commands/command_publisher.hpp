@@ -28,11 +28,12 @@ struct publish_result {
 struct command_response {
   std::string entry_id;
   std::string command_id;
-  std::string status;  ///< delivered, responded or failed
-  std::string response;
+  std::string status;    ///< delivered, responded or failed
+  std::string response;  ///< The device's reply as text, when it is valid UTF-8.
   std::string failure_reason;
   std::int64_t responded_at = 0;  ///< ms since the epoch, Redis server time
   std::string imei;               ///< The command's target; empty in entries from before it.
+  std::string response_hex;       ///< The reply's exact bytes as hex; empty without a reply.
 };
 
 /// A fresh 128-bit random command id, 32 lowercase hex digits.

@@ -6,6 +6,8 @@
 #include "infra/commands/command_library.hpp"
 #include "infra/registry/registry_store.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
+#include "infra/text/hex.hpp"
+#include "infra/text/safe_text.hpp"
 
 namespace tgw::infra::commands {
 namespace {
@@ -265,9 +267,17 @@ std::vector<std::string> command_store::resolve_command(const command_entry& ent
                                    keys::responses_in(prefix),
                                    keys::marker(entry.command_id, prefix)};
   if (journal) argv.push_back(telemetry::keys::journal(entry.target_imei, prefix));
-  argv.insert(argv.end(), {consumer_group, entry.entry_id, entry.command_id, outcome.status,
-                           outcome.response, outcome.failure_reason, instance_,
-                           std::to_string(journal_maxlen), entry.target_imei});
+  // The reply's bytes exactly, as hex, and beside them as text only when they are
+  // text: a device may answer with any bytes (a binary Codec 12 reply), and a reader of
+  // `response` must be able to take it for UTF-8.
+  const std::string& bytes = outcome.response;
+  const bool text = valid_utf8(bytes);
+  argv.insert(
+      argv.end(),
+      {consumer_group, entry.entry_id, entry.command_id, outcome.status,
+       text ? bytes : std::string(), outcome.failure_reason, instance_,
+       std::to_string(journal_maxlen), entry.target_imei,
+       to_hex(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()))});
   return argv;
 }
 

@@ -32,8 +32,8 @@ struct command_entry {
 
 /// A command's terminal (or delivery) outcome, as published in commands:responses.
 struct resolution {
-  std::string status;  ///< responded, failed or delivered
-  std::string response;
+  std::string status;    ///< responded, failed or delivered
+  std::string response;  ///< The device's reply, its bytes as they came.
   std::string failure_reason;
 };
 

@@ -1,6 +1,5 @@
 #include "infra/json/frame_json.hpp"
 
-#include <chrono>
 #include <cstdio>
 
 #include "codecs/codec_id.hpp"
@@ -32,17 +31,31 @@ std::string_view message_type_name(std::uint8_t codec, std::uint8_t type) {
 }  // namespace
 
 std::string iso8601_utc_ms(std::uint64_t ms) {
-  using namespace std::chrono;
-  const sys_time<milliseconds> t{milliseconds{ms}};
-  const auto day = floor<days>(t);
-  const year_month_day ymd{day};
-  const hh_mm_ss hms{t - day};
-  char buf[40];
+  // The civil date of a day count in 64-bit arithmetic (H. Hinnant, "chrono-Compatible
+  // Low-Level Date Algorithms"): std::chrono's year is 16 bits and wraps past 32767,
+  // and a device may stamp any 64-bit value.
+  const std::uint64_t day_ms = 86400000;
+  const auto days = static_cast<std::int64_t>(ms / day_ms);
+  const std::uint64_t in_day = ms % day_ms;
+  const std::int64_t z = days + 719468;
+  const std::int64_t era = z / 146097;
+  const std::int64_t doe = z - era * 146097;
+  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const std::int64_t mp = (5 * doy + 2) / 153;
+  const std::int64_t day = doy - (153 * mp + 2) / 5 + 1;
+  const std::int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const std::int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  // Years past 9999 in ISO 8601's expanded form, as JavaScript's toISOString writes
+  // them: a sign and at least six digits.
+  char buf[64];
   (void)std::snprintf(
-      buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<int>(ymd.year()),
-      static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-      static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
-      static_cast<int>(hms.seconds().count()), static_cast<int>(hms.subseconds().count()));
+      buf, sizeof buf,
+      year <= 9999 ? "%04lld-%02lld-%02lldT%02u:%02u:%02u.%03uZ"
+                   : "+%06lld-%02lld-%02lldT%02u:%02u:%02u.%03uZ",
+      static_cast<long long>(year), static_cast<long long>(month), static_cast<long long>(day),
+      static_cast<unsigned>(in_day / 3600000), static_cast<unsigned>(in_day / 60000 % 60),
+      static_cast<unsigned>(in_day / 1000 % 60), static_cast<unsigned>(in_day % 1000));
   return buf;
 }
 
@@ -53,7 +66,7 @@ json io_json(const codecs::avl_packet& packet, const codecs::avl_record& r) {
     if (e.variable)
       element["hex"] = to_hex(packet.value_bytes(e));
     else
-      element["value"] = e.value;
+      element["value"] = std::to_string(e.value);
     io.push_back(std::move(element));
   }
   return io;
@@ -61,7 +74,7 @@ json io_json(const codecs::avl_packet& packet, const codecs::avl_record& r) {
 
 json record_json(const codecs::avl_packet& packet, const codecs::avl_record& r) {
   json j = {
-      {"timestamp_ms", r.timestamp_ms},
+      {"timestamp_ms", std::to_string(r.timestamp_ms)},
       {"timestamp", iso8601_utc_ms(r.timestamp_ms)},
       {"priority", r.priority},
       {"longitude", static_cast<double>(r.longitude) / e7},

@@ -12,15 +12,18 @@ namespace tgw::infra {
 
 using json = nlohmann::ordered_json;
 
-/// "2019-06-10T10:04:46.000Z" for milliseconds since the Unix epoch.
+/// "2019-06-10T10:04:46.000Z" for milliseconds since the Unix epoch; right for every
+/// 64-bit value, years past 9999 as "+287396-10-12T08:59:00.993Z".
 [[nodiscard]] std::string iso8601_utc_ms(std::uint64_t ms);
 
-/// One record with every field: time, priority, coordinates (degrees and raw 1e-7
+/// One record with every field: time (`timestamp_ms` a decimal string, so that no
+/// double-based reader rounds it), priority, coordinates (degrees and raw 1e-7
 /// integers), altitude, angle, satellites, speed, event IO id, the declared IO count
 /// and each IO element with id, size and value (hex for NX elements).
 [[nodiscard]] json record_json(const codecs::avl_packet& packet, const codecs::avl_record& r);
 
-/// Just the IO elements of a record, as an array of {id, size, value|hex}.
+/// Just the IO elements of a record, in wire order, as an array of {id, size, value}
+/// (a fixed-width value as a decimal string) or {id, size, hex} (NX bytes).
 [[nodiscard]] json io_json(const codecs::avl_packet& packet, const codecs::avl_record& r);
 
 /// The CRC block: {ok, field, computed}.

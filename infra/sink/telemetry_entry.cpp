@@ -8,38 +8,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infra/telemetry/entry_schema.hpp"
 #include "infra/telemetry/named_io.hpp"
+#include "infra/telemetry/stored_io.hpp"
 
 namespace tgw::infra::sink {
 namespace {
 
-struct field_rule {
-  std::string_view name;
-  bool required_since_v2;  // Format 1 entries lack v, codec and gen.
-};
-
-// Every field the entry format defines; any other is kept in `extra`.
-constexpr std::array<field_rule, 14> known_fields{{
-    {"v", true},
-    {"imei", false},
-    {"codec", true},
-    {"ts", false},
-    {"pri", false},
-    {"lon", false},
-    {"lat", false},
-    {"alt", false},
-    {"ang", false},
-    {"sat", false},
-    {"spd", false},
-    {"evt", false},
-    {"io", false},
-    {"gen", true},
-}};
+using telemetry::entry_schema;
 
 // The index of a known field in known_fields, or -1.
 int slot_of(std::string_view name) {
-  for (std::size_t i = 0; i < known_fields.size(); ++i)
-    if (known_fields[i].name == name) return static_cast<int>(i);
+  for (std::size_t i = 0; i < entry_schema.size(); ++i)
+    if (entry_schema[i].name == name) return static_cast<int>(i);
   return -1;
 }
 
@@ -49,7 +30,7 @@ bool known(std::string_view name) {
 
 // The entry's fields by slot, found in one pass over them; the last of a repeated name.
 struct field_index {
-  std::array<const std::string*, known_fields.size()> at{};
+  std::array<const std::string*, entry_schema.size()> at{};
   bool unknown = false;
 
   explicit field_index(const entry_fields& fields) {
@@ -118,101 +99,6 @@ std::string shown(std::string_view value) {
   return out;
 }
 
-// True when a decoded string of the io object holds NUL, which jsonb refuses (as the
-// escape \u0000; a NUL byte itself is no valid JSON).
-bool holds_nul(const nlohmann::ordered_json& io) {
-  for (const auto& [key, value] : io.items())
-    if (value.is_string() && value.get_ref<const std::string&>().find('\0') != std::string::npos)
-      return true;
-  return false;
-}
-
-// The io object in the one form the gateway writes it: {"<id>":<integer or
-// "<letters and digits>">,...}, no whitespace. Its named form is made as it is scanned,
-// an order of magnitude faster than a general JSON parser and a DOM; nullopt for any
-// other text, which then goes to the general parser (the fuzzer holds the two equal).
-std::optional<std::string> named_flat_io(std::string_view json,
-                                         const telemetry::io_dictionary& names) {
-  std::string named = "{";
-  std::size_t at = 0;
-  const auto next = [&](char c) {
-    if (at < json.size() && json[at] == c) {
-      ++at;
-      return true;
-    }
-    return false;
-  };
-  const auto run = [&](auto accept) {
-    const std::size_t from = at;
-    while (at < json.size() && accept(json[at])) ++at;
-    return json.substr(from, at - from);
-  };
-  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
-  const auto is_alnum = [&](char c) {
-    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-  };
-  if (!next('{')) return std::nullopt;
-  if (next('}')) return at == json.size() ? std::optional<std::string>("{}") : std::nullopt;
-  do {
-    if (!next('"')) return std::nullopt;
-    const std::string_view key = run(is_digit);
-    if (key.empty() || !next('"') || !next(':')) return std::nullopt;
-    std::uint32_t id = 0;
-    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
-    if (ec != std::errc{} || end != key.data() + key.size() || id > 65535) return std::nullopt;
-    bool quoted = false;
-    std::string_view value;
-    if (next('"')) {
-      quoted = true;
-      value = run(is_alnum);
-      if (!next('"')) return std::nullopt;
-    } else {
-      const std::size_t from = at;
-      (void)next('-');
-      if (run(is_digit).empty()) return std::nullopt;
-      value = json.substr(from, at - from);
-      // JSON has no leading zeros (and -0 is a float to some parsers): leave those to
-      // the general parser.
-      const std::string_view digits = value.front() == '-' ? value.substr(1) : value;
-      if (digits.size() > 1 && digits.front() == '0') return std::nullopt;
-      if (value == "-0") return std::nullopt;
-      // Beyond 64 bits a general parser makes it a float: not an IO value.
-      std::int64_t signed_value = 0;
-      std::uint64_t unsigned_value = 0;
-      const char* last = value.data() + value.size();
-      if (value.front() == '-'
-              ? std::from_chars(value.data(), last, signed_value).ec != std::errc{}
-              : std::from_chars(value.data(), last, unsigned_value).ec != std::errc{})
-        return std::nullopt;
-    }
-    const auto* info = names.find(static_cast<std::uint16_t>(id));
-    if (info == nullptr) continue;
-    if (named.size() > 1) named += ',';
-    named += '"';
-    named += info->name;
-    named += "\":";
-    // The raw value as an unsigned integer, when it is one (a decimal string too).
-    std::uint64_t raw = 0;
-    bool unsigned_value = false;
-    if (value.front() != '-' && (!quoted || digits_only(value))) {
-      const auto [e, err] = std::from_chars(value.data(), value.data() + value.size(), raw);
-      unsigned_value = err == std::errc{} && e == value.data() + value.size();
-    }
-    if (!unsigned_value || (info->multiplier == 1.0 && !info->is_signed)) {
-      if (quoted) named += '"';
-      named += value;
-      if (quoted) named += '"';
-      continue;
-    }
-    char buf[32];
-    const auto [e, err] = std::to_chars(buf, buf + sizeof buf, info->scaled(raw, info->bytes));
-    named.append(buf, e);
-  } while (next(','));
-  if (!next('}') || at != json.size()) return std::nullopt;
-  named += '}';
-  return named;
-}
-
 }  // namespace
 
 std::optional<std::int64_t> entry_id_ms(const std::string& stream_id) {
@@ -247,9 +133,9 @@ std::variant<position_row, rejected_entry> parse_entry(const std::string& stream
                     std::to_string(newest_entry_format) + "); upgrade tgw sink");
     format = static_cast<int>(*parsed);
   }
-  for (const auto& rule : known_fields) {
-    if (rule.name == "gen") continue;  // Empty or absent unless Codec 16.
-    if (rule.required_since_v2 && format < 2) continue;
+  for (const auto& rule : entry_schema) {
+    if (!rule.always) continue;  // gen: empty or absent unless Codec 16.
+    if (rule.since_format > format) continue;
     if (field[rule.name] == nullptr)
       return reject("field " + std::string(rule.name) + " is missing");
   }
@@ -288,12 +174,16 @@ std::variant<position_row, rejected_entry> parse_entry(const std::string& stream
   for (std::size_t i = 0; i < bounds.size(); ++i) {
     const std::string& text = *field[bounds[i].name];
     const auto v = integer(text);
-    if (!v)
+    // Digits beyond 64 signed bits are an integer still, out of every column's range
+    // (a device clock past 2^63 ms).
+    const bool huge = !v && digits_only(text.starts_with('-') ? text.substr(1) : text);
+    if (!v && !huge)
       return reject(std::string("field ") + bounds[i].name + " '" + shown(text) +
                     "' is not an integer");
-    if (*v < bounds[i].min || *v > bounds[i].max)
-      return reject(std::string("field ") + bounds[i].name + " " + text + " is out of range [" +
-                    std::to_string(bounds[i].min) + ", " + std::to_string(bounds[i].max) + "]");
+    if (huge || *v < bounds[i].min || *v > bounds[i].max)
+      return reject(std::string("field ") + bounds[i].name + " " + shown(text) +
+                    " is out of range [" + std::to_string(bounds[i].min) + ", " +
+                    std::to_string(bounds[i].max) + "]");
     values[i] = *v;
   }
   row.ts_ms = values[0];
@@ -312,26 +202,15 @@ std::variant<position_row, rejected_entry> parse_entry(const std::string& stream
     row.generation = static_cast<std::int32_t>(*v);
   }
 
+  // io is read by its format's rules and stored in the format 3 form whatever the
+  // entry's format, so the column has one shape and every value its kind.
   const std::string& io_text = *field["io"];
-  if (auto named = named_flat_io(io_text, names)) {
-    row.io = io_text;  // Valid JSON as it is: no need to write it again.
-    row.io_named = std::move(*named);
-  } else {
-    // Not the flat form the gateway writes: the general parser decides.
-    const auto io = nlohmann::ordered_json::parse(io_text, nullptr, false);
-    if (io.is_discarded() || !io.is_object()) return reject("field io is not a JSON object");
-    for (const auto& [key, value] : io.items()) {
-      const auto id = integer(key);
-      if (!id || *id < 0 || *id > 65535 || !digits_only(key))
-        return reject("field io has key '" + shown(key) + "', not an IO id");
-      if (!value.is_number_integer() && !value.is_string())
-        return reject("field io has id " + key +
-                      " with a value that is neither integer nor string");
-    }
-    if (holds_nul(io)) return reject("field io holds \\u0000, which jsonb refuses");
-    row.io = io_text;
-    row.io_named = telemetry::named_io(io, names).dump();
-  }
+  std::string why;
+  const auto io = telemetry::read_io(io_text, format, row.codec.value_or(""), why);
+  if (!io) return reject("field " + why);
+  // Format 3 text that read_io accepted is valid JSON with no NUL in it: kept as is.
+  row.io = format >= 3 ? io_text : telemetry::io_text(*io);
+  row.io_named = telemetry::named_io_text(*io, names);
 
   if (field.unknown) {
     entry_fields unknown;

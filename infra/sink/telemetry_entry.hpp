@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "infra/telemetry/entry_schema.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
 
 namespace tgw::infra::sink {
@@ -27,7 +28,7 @@ struct position_row {
   std::int32_t speed = 0;
   std::int32_t event_io = 0;
   std::optional<std::int32_t> generation;  ///< Codec 16 only.
-  std::string io;                          ///< JSON object, id -> value, as the gateway stored it.
+  std::string io;                          ///< The format 3 io array, whatever the entry's format.
   std::string io_named;  ///< JSON object, name -> physical value, for the known ids.
   /// Fields this sink does not know, as a JSON object; empty when there are none. A
   /// newer gateway may add fields without a new format version: they are kept, not lost.
@@ -44,7 +45,7 @@ struct rejected_entry {
 using entry_fields = std::vector<std::pair<std::string, std::string>>;
 
 /// The highest entry format (`v`) this sink reads.
-inline constexpr int newest_entry_format = 2;
+using telemetry::newest_entry_format;
 
 /// Checks one stream entry against the entry format (docs/TELEMETRY.md) and makes its
 /// row, or says precisely why it cannot: a missing or malformed field, a value out of

@@ -1,21 +1,12 @@
 #include "infra/telemetry/io_dictionary.hpp"
 
+#include <algorithm>
 #include <cmath>
 
-#include <nlohmann/json.hpp>
-
+#include "infra/telemetry/io_dictionary_file.hpp"
 #include "infra/telemetry/io_elements_data.hpp"
 
 namespace tgw::infra::telemetry {
-namespace {
-
-const nlohmann::json& table() {
-  // Parsed once; a malformed table is a build defect that the unit tests catch.
-  static const nlohmann::json parsed = nlohmann::json::parse(io_elements_source());
-  return parsed;
-}
-
-}  // namespace
 
 double io_element_info::scaled(std::uint64_t raw, std::uint16_t size) const {
   double value = static_cast<double>(raw);
@@ -35,31 +26,63 @@ double io_element_info::scaled(std::uint64_t raw, std::uint16_t size) const {
   return std::round(value * multiplier * scale) / scale;
 }
 
-std::optional<io_dictionary> io_dictionary::builtin(std::string_view model, std::string& error) {
-  const auto& models = table().at("models");
-  const auto it = models.find(std::string(model));
-  if (it == models.end()) {
-    error = "no IO element table for model '" + std::string(model) + "'";
-    return std::nullopt;
-  }
+const std::string* io_element_info::error_of(std::uint64_t raw) const {
+  for (const auto& [code, state] : errors)
+    if (code == raw) return &state;
+  return nullptr;
+}
+
+std::optional<io_dictionary> io_dictionary::builtin(std::string_view family, std::string& error) {
+  return from_text(io_elements_source(), family, "the shipped table", error);
+}
+
+std::optional<io_dictionary> io_dictionary::from_file(const std::string& path,
+                                                      std::string_view family, std::string& error) {
+  const auto text = read_dictionary_file(path, error);
+  if (!text) return std::nullopt;
+  return from_text(*text, family, path, error);
+}
+
+std::optional<io_dictionary> io_dictionary::from_text(std::string_view text,
+                                                      std::string_view family,
+                                                      std::string_view origin, std::string& error) {
+  auto elements = parse_dictionary(text, origin, error);
+  if (!elements) return std::nullopt;
   io_dictionary d;
-  for (const auto& e : it->at("elements")) {
-    io_element_info info;
-    info.id = e.at("id").get<std::uint16_t>();
-    info.name = e.at("name").get<std::string>();
-    info.title = e.at("title").get<std::string>();
-    info.bytes = e.at("bytes").get<std::uint16_t>();
-    info.is_signed = e.value("signed", false);
-    info.multiplier = e.value("multiplier", 1.0);
-    info.unit = e.value("unit", std::string());
-    d.by_id_.emplace(info.id, std::move(info));
+  bool family_known = false;
+  for (dictionary_element& e : *elements) {
+    if (std::find(e.families.begin(), e.families.end(), family) == e.families.end()) continue;
+    family_known = true;
+    for (const auto& [id, known] : d.by_id_) {
+      if (known.name == e.info.name) {
+        error = std::string(origin) + ": ids " + std::to_string(id) + " and " +
+                std::to_string(e.info.id) + " share the name '" + e.info.name + "' in family '" +
+                std::string(family) + "'";
+        return std::nullopt;
+      }
+    }
+    const std::uint16_t id = e.info.id;
+    if (!d.by_id_.emplace(id, std::move(e.info)).second) {
+      error = std::string(origin) + ": id " + std::to_string(id) + " is listed twice for family '" +
+              std::string(family) + "'";
+      return std::nullopt;
+    }
+  }
+  if (!family_known) {
+    error = std::string(origin) + " has no IO elements for model '" + std::string(family) + "'";
+    return std::nullopt;
   }
   return d;
 }
 
 std::vector<std::string> io_dictionary::models() {
+  std::string error;
+  const auto elements = parse_dictionary(io_elements_source(), "the shipped table", error);
   std::vector<std::string> out;
-  for (const auto& [name, _] : table().at("models").items()) out.push_back(name);
+  if (!elements) return out;
+  for (const auto& e : *elements)
+    for (const auto& f : e.families)
+      if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
   return out;
 }
 

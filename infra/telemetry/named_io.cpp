@@ -2,44 +2,85 @@
 
 #include <charconv>
 #include <cstdint>
-#include <exception>
-#include <optional>
-#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace tgw::infra::telemetry {
 
-nlohmann::ordered_json named_value(const io_element_info& info, const nlohmann::ordered_json& raw) {
-  std::optional<std::uint64_t> value;
-  if (raw.is_number_unsigned()) value = raw.get<std::uint64_t>();
-  if (raw.is_number_integer() && raw.get<std::int64_t>() >= 0)
-    value = static_cast<std::uint64_t>(raw.get<std::int64_t>());
-  if (raw.is_string()) {
-    // A decimal string (an 8-byte value above 2^53 - 1), all of it: a hex string (a
-    // variable-length value) is no number, even where it starts with digits.
-    const auto& text = raw.get_ref<const std::string&>();
-    std::uint64_t parsed = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
-    if (ec == std::errc{} && end == text.data() + text.size() && !text.empty()) value = parsed;
+void append_named_value(std::string& out, const io_element_info& info,
+                        const stored_io_value& value) {
+  const auto raw = value.number();
+  if (!raw) {
+    append_value_text(out, value);
+    return;
   }
-  if (!value || (info.multiplier == 1.0 && !info.is_signed)) return raw;
-  return info.scaled(*value, info.bytes);
+  if (const std::string* state = info.error_of(*raw)) {
+    out += R"({"error":")";
+    out += *state;
+    out += "\"}";
+    return;
+  }
+  if (info.multiplier != 1.0) {
+    char buf[32];
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, info.scaled(*raw, info.bytes)).ptr);
+    return;
+  }
+  if (!info.is_signed) {
+    append_value_text(out, value);
+    return;
+  }
+  // Sign-extended from the element's size, exactly (no double on the way).
+  std::int64_t v = static_cast<std::int64_t>(*raw);
+  if (info.bytes > 0 && info.bytes < 8) {
+    const std::uint64_t sign = std::uint64_t{1} << (info.bytes * 8 - 1);
+    if ((*raw & sign) != 0 && *raw < (sign << 1))
+      v = static_cast<std::int64_t>(*raw) - static_cast<std::int64_t>(sign << 1);
+  }
+  char buf[24];
+  out += '"';
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  out += '"';
 }
 
-nlohmann::ordered_json named_io(const nlohmann::ordered_json& io, const io_dictionary& names) {
-  nlohmann::ordered_json named = nlohmann::ordered_json::object();
-  if (!io.is_object()) return named;
-  for (const auto& [key, value] : io.items()) {
-    std::uint16_t element = 0;
-    try {
-      const unsigned long id = std::stoul(key);
-      if (id > 0xFFFF) continue;
-      element = static_cast<std::uint16_t>(id);
-    } catch (const std::exception&) {
+std::string named_io_text(const stored_io& io, const io_dictionary& names) {
+  // Each known element's values' JSON, elements in order of first occurrence: linear
+  // in the record's elements, however often a device repeats an id.
+  std::vector<std::pair<const io_element_info*, std::vector<std::string>>> found;
+  std::unordered_map<const io_element_info*, std::size_t> slot;
+  for (const stored_io_value& v : io) {
+    const io_element_info* info = names.find(v.id);
+    if (info == nullptr) continue;
+    const auto [it, fresh] = slot.try_emplace(info, found.size());
+    if (fresh) found.emplace_back(info, std::vector<std::string>{});
+    std::string json;
+    append_named_value(json, *info, v);
+    found[it->second].second.push_back(std::move(json));
+  }
+  std::string out = "{";
+  for (const auto& [info, values] : found) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    out += info->name;
+    out += "\":";
+    if (values.size() == 1) {
+      out += values.front();
       continue;
     }
-    if (const auto* info = names.find(element)) named[info->name] = named_value(*info, value);
+    out += '[';
+    for (const std::string& json : values) {
+      if (out.back() != '[') out += ',';
+      out += json;
+    }
+    out += ']';
   }
-  return named;
+  out += '}';
+  return out;
+}
+
+nlohmann::ordered_json named_io(const stored_io& io, const io_dictionary& names) {
+  return nlohmann::ordered_json::parse(named_io_text(io, names));
 }
 
 }  // namespace tgw::infra::telemetry

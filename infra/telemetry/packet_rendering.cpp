@@ -15,40 +15,35 @@ void append_number(std::string& out, Unsigned n) {
   out.append(digits, end);
 }
 
-/// Integers above this lose precision in a double, which is how JavaScript and most
-/// JSON parsers read a bare number (2^53 - 1, Number.MAX_SAFE_INTEGER).
-constexpr std::uint64_t max_exact_json_integer = (std::uint64_t{1} << 53) - 1;
-
-/// The record's IO elements as {"id":value,...}, NX values as hex strings, and values
-/// above 2^53 - 1 (8-byte elements: iButton ids, ICCIDs, CAN counters) as decimal
-/// strings, so that no parser rounds them. Written into one buffer sized up front:
-/// this runs once per record on the data path.
+/// The record's IO elements in the format 3 form, in wire order (a repeated id stays
+/// twice): [[id,"decimal"],...] for fixed-width values, every one a decimal string so
+/// that no JSON reader rounds one and none needs to know the element's size, and
+/// [id,{"hex":"..."}] for variable-length (NX) values, which a reader so tells from
+/// numbers by type. Written into one buffer sized up front: this runs once per record
+/// on the data path.
 std::string io_json(const codecs::avl_packet& packet, const codecs::avl_record& r) {
   const auto elements = packet.io_of(r);
   std::size_t estimate = 2;
   for (const codecs::io_element& e : elements)
-    estimate += 9 + (e.variable ? 2 + 2 * std::size_t{e.size} : 20);
+    estimate += 10 + (e.variable ? 10 + 2 * std::size_t{e.size} : 22);
   std::string io;
   io.reserve(estimate);
-  io += '{';
+  io += '[';
   for (const codecs::io_element& e : elements) {
     if (io.size() > 1) io += ',';
-    io += '"';
+    io += '[';
     append_number(io, e.id);
-    io += "\":";
     if (e.variable) {
-      io += '"';
+      io += R"(,{"hex":")";
       io += to_hex(packet.value_bytes(e));
-      io += '"';
-    } else if (e.value > max_exact_json_integer) {
-      io += '"';
-      append_number(io, e.value);
-      io += '"';
+      io += "\"}]";
     } else {
+      io += ",\"";
       append_number(io, e.value);
+      io += "\"]";
     }
   }
-  io += '}';
+  io += ']';
   return io;
 }
 

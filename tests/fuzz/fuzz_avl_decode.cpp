@@ -2,10 +2,18 @@
 // under both CRC policies and decode_avl_data. Whatever decodes must re-encode and
 // decode back to equal records. The CRC of the raw input is checked against a
 // bitwise reference as well, since every frame decode depends on it.
+// What decodes is also rendered as the gateway stores it (telemetry entry format 3)
+// and as tgw decode prints it: every IO value must read back from the stored io field
+// exactly, of its kind, in wire order, and every record time's ISO form must name that
+// very millisecond.
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <span>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "codecs/avl.hpp"
 #include "codecs/avl_decode.hpp"
@@ -14,6 +22,10 @@
 #include "codecs/crc16.hpp"
 #include "codecs/errc.hpp"
 #include "fuzz_support.hpp"
+#include "infra/json/frame_json.hpp"
+#include "infra/telemetry/packet_rendering.hpp"
+#include "infra/telemetry/stored_io.hpp"
+#include "infra/text/hex.hpp"
 
 namespace {
 
@@ -25,6 +37,64 @@ void check_status(decode_status s, std::span<const std::uint8_t> input) {
   require(s.code != errc::need_more);
   require(s.offset <= input.size());
   if (s.ok()) require(s.offset == input.size());
+}
+
+// The ms an ISO 8601 time of iso8601_utc_ms names, by the inverse calendar algorithm
+// (days from civil), or -1 when the text is not of that form.
+long double iso_ms(const std::string& text) {
+  long long year = 0;
+  unsigned month = 0, day = 0, h = 0, m = 0, sec = 0, ms = 0;
+  int used = 0;
+  const char* format = text.starts_with("+") ? "+%lld-%2u-%2uT%2u:%2u:%2u.%3uZ%n"
+                                             : "%4lld-%2u-%2uT%2u:%2u:%2u.%3uZ%n";
+  if (std::sscanf(text.c_str(), format, &year, &month, &day, &h, &m, &sec, &ms, &used) != 7 ||
+      static_cast<std::size_t>(used) != text.size())
+    return -1;
+  if (month < 1 || month > 12 || day < 1 || day > 31 || h > 23 || m > 59 || sec > 59) return -1;
+  const long long y = year - (month <= 2 ? 1 : 0);
+  const long long era = y / 400;
+  const long long yoe = y - era * 400;
+  const long long mp = month > 2 ? month - 3 : month + 9;
+  const long long doy = (153 * mp + 2) / 5 + day - 1;
+  const long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const long long days = era * 146097 + doe - 719468;
+  return static_cast<long double>(days) * 86400000.0L + h * 3600000.0L + m * 60000.0L +
+         sec * 1000.0L + ms;
+}
+
+void check_stored_forms(const avl_packet& packet, std::span<const std::uint8_t> input) {
+  namespace t = tgw::infra::telemetry;
+  const t::packet_job job = t::render_packet("356307042441013", packet, input);
+  require(job.records.size() == packet.records.size());
+  for (std::size_t i = 0; i < packet.records.size(); ++i) {
+    const avl_record& r = packet.records[i];
+    const auto& fields = job.records[i];
+    require(fields[0] == std::to_string(r.timestamp_ms));
+    std::string error;
+    const auto values = t::read_io(fields[9], 3, job.codec, error);
+    require(values.has_value());
+    const auto elements = packet.io_of(r);
+    require(values->size() == elements.size());
+    for (std::size_t k = 0; k < elements.size(); ++k) {
+      const io_element& e = elements[k];
+      const t::stored_io_value& v = (*values)[k];
+      require(v.id == e.id);
+      if (e.variable) {
+        require(v.kind == t::stored_io_value::kind_t::bytes);
+        require(v.text == tgw::infra::to_hex(packet.value_bytes(e)));
+      } else {
+        require(v.kind == t::stored_io_value::kind_t::integer && v.number() == e.value);
+      }
+    }
+    // A double-based reader meets no number in io: ids are 16-bit, values strings.
+    const auto doc = nlohmann::json::parse(fields[9]);
+    for (const auto& pair : doc) require(pair[0].is_number_unsigned() && !pair[1].is_number());
+    // tgw decode's record: the time as a string and an ISO form naming the same ms.
+    const auto json = tgw::infra::record_json(packet, r);
+    require(json["timestamp_ms"] == fields[0]);
+    const long double back = iso_ms(json["timestamp"].get<std::string>());
+    require(back == static_cast<long double>(r.timestamp_ms));
+  }
 }
 
 void fuzz_frame(std::span<const std::uint8_t> input) {
@@ -49,6 +119,7 @@ void fuzz_frame(std::span<const std::uint8_t> input) {
   tgw::fuzz::check_packet(lenient, input, tcp_frame_header);
   if (s.ok()) require(to_record_data(strict) == to_record_data(lenient));
   tgw::fuzz::check_avl_roundtrip(lenient);
+  check_stored_forms(lenient, input);
 }
 
 void fuzz_data(std::span<const std::uint8_t> input) {

@@ -4,6 +4,10 @@
 // row's binary COPY tuple has 17 fields whose lengths cover it exactly;
 // a rejection keeps every field as a JSON object; nothing PostgreSQL refuses (a NUL
 // byte or \u0000 in text or jsonb) reaches a column, so no entry can block the sink.
+// Format 3: a row's io holds exactly the values a general JSON parser reads from the
+// entry's io (for a format 3 entry), every value round-trips through the format 3 text,
+// each of its kind (decimal digits within 64 bits, or hex bytes), and io_named is
+// named_io of those values.
 
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +20,7 @@
 #include "infra/sink/copy_binary.hpp"
 #include "infra/sink/telemetry_entry.hpp"
 #include "infra/telemetry/named_io.hpp"
+#include "infra/telemetry/stored_io.hpp"
 
 namespace {
 
@@ -42,6 +47,53 @@ bool storable(const nlohmann::json& j) {
   return true;
 }
 
+std::string field_of(const entry_fields& fields, const std::string& name) {
+  std::string value;
+  for (const auto& [k, v] : fields)
+    if (k == name) value = v;  // The last of a repeated name, as the sink reads it.
+  return value;
+}
+
+bool decimal_within_64_bits(const std::string& s) {
+  if (s.empty() || s.size() > 20 || (s.size() > 1 && s[0] == '0')) return false;
+  if (s.find_first_not_of("0123456789") != std::string::npos) return false;
+  return s.size() < 20 || s <= "18446744073709551615";
+}
+
+bool hex_bytes(const std::string& s) {
+  return s.size() % 2 == 0 && s.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+}
+
+void check_io(const entry_fields& fields, const position_row& row) {
+  namespace t = tgw::infra::telemetry;
+  std::string error;
+  const auto values = t::read_io(row.io, 3, row.codec.value_or(""), error);
+  require(values.has_value());
+  for (const auto& v : *values)
+    require(v.kind == t::stored_io_value::kind_t::integer ? decimal_within_64_bits(v.text)
+                                                          : hex_bytes(v.text));
+  // Round trip: the values' format 3 text reads back as the same values.
+  const std::string text = t::io_text(*values);
+  const auto again = t::read_io(text, 3, "", error);
+  require(again.has_value() && *again == *values);
+  require(nlohmann::json::parse(text) == nlohmann::json::parse(row.io));
+  require(t::named_io_text(*values, names()) == row.io_named);
+  // A format 3 entry's io: what a general JSON parser reads of it, pair by pair.
+  const std::string& v = field_of(fields, "v");
+  if (v != "3") return;
+  const auto doc = nlohmann::json::parse(field_of(fields, "io"));
+  require(doc.is_array() && doc.size() == values->size());
+  for (std::size_t i = 0; i < values->size(); ++i) {
+    const auto& pair = doc[i];
+    const auto& value = (*values)[i];
+    require(pair.is_array() && pair.size() == 2 && pair[0] == value.id);
+    if (value.kind == t::stored_io_value::kind_t::bytes)
+      require(pair[1].is_object() && pair[1].size() == 1 && pair[1]["hex"] == value.text);
+    else
+      require(pair[1].is_string() && pair[1] == value.text);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -66,16 +118,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const auto& row = std::get<position_row>(parsed);
   require(row.imei.size() == 15 || row.imei.size() == 16);
-  require(nlohmann::json::parse(row.io, nullptr, false).is_object());
+  require(nlohmann::json::parse(row.io, nullptr, false).is_array());
   require(nlohmann::json::parse(row.io_named, nullptr, false).is_object());
   for (const std::string* text : {&row.io, &row.io_named, &row.extra})
     require(text->empty() || storable(nlohmann::json::parse(*text)));
-  // io_named is what the general JSON parser and named_io make of io, whichever way
-  // the row was made.
-  const auto io = nlohmann::ordered_json::parse(row.io, nullptr, false);
-  require(!io.is_discarded());
-  require(nlohmann::json::parse(tgw::infra::telemetry::named_io(io, names()).dump()) ==
-          nlohmann::json::parse(row.io_named));
+  check_io(fields, row);
   // The COPY stream: header, one tuple of 17 fields whose lengths account for every
   // byte, trailer.
   const std::string copy = copy_binary({row});

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <future>
 #include <map>
 #include <optional>
@@ -59,11 +61,14 @@ struct tracker {
     last_codec = m.codec;
     return std::string(m.payload_text());
   }
-  void answer(const std::string& text) {
+  void answer(const std::string& text, codecs::codec_id codec = codecs::codec_id::codec12) {
     codecs::command_fields f;
-    f.codec = codecs::codec_id::codec12;
+    f.codec = codec;
     f.type = codecs::message_type::response;
     f.payload = codecs::as_bytes(text);
+    if (codec == codecs::codec_id::codec14) {
+      EXPECT_EQ(codecs::imei::parse(id, f.device), codecs::errc::ok);
+    }
     bytes out;
     ASSERT_EQ(codecs::encode_command_frame(f, out), codecs::errc::ok);
     socket.send(out);
@@ -119,7 +124,7 @@ class Commands : public ::testing::Test {
         for (std::size_t i = 0; i + 1 < kv.size(); i += 2) f[kv[i].text] = kv[i + 1].text;
         if (f["command_id"] != command_id) continue;
         out.push_back({entry.elements.at(0).text, f["command_id"], f["status"], f["response"],
-                       f["failure_reason"], 0, f["imei"]});
+                       f["failure_reason"], 0, f["imei"], f["response_hex"]});
       }
     }
     return out;
@@ -341,6 +346,60 @@ TEST_F(Commands, TgwCommandSendPrintsTheAnswerAndExitsZero) {
   const auto result = sent.get();
   EXPECT_EQ(result.exit_code, 0) << result.out;
   EXPECT_NE(result.out.find("responded: GPS:1"), std::string::npos) << result.out;
+}
+
+// A device may answer with any bytes (a binary reply to getrs232): they are kept
+// exactly in response_hex, response holds only text, and the CLI prints them escaped,
+// in JSON as ASCII, never a raw control byte. The same for a Codec 14 ACK's payload.
+TEST_F(Commands, ABinaryReplyIsKeptAsBytesAndPrintedSafely) {
+  start();
+  tracker a(port, imei_a);
+  ASSERT_TRUE(eventually([&] { return owner_of(imei_a) == "gwA"; }));
+  const std::string binary("\xC5\x01\x1B[2J\xFF\x00Z", 9);
+  for (const auto codec : {codecs::codec_id::codec12, codecs::codec_id::codec14}) {
+    const int number = codec == codecs::codec_id::codec12 ? 12 : 14;
+    SCOPED_TRACE("Codec " + std::to_string(number));
+    auto sent = std::async(std::launch::async, [&] {
+      return run_tgw("command send --json --redis " + redis_url() + " --imei " + imei_a +
+                     " --text getrs232 --timeout 5s --codec " + std::to_string(number));
+    });
+    EXPECT_EQ(a.receive_command(), "getrs232");
+    a.answer(binary, codec);
+    const auto result = sent.get();
+    EXPECT_EQ(result.exit_code, 0) << result.out;
+    EXPECT_EQ(result.out.find('\x1B'), std::string::npos) << "a raw ESC reached the terminal";
+    const auto out = nlohmann::json::parse(result.out.substr(result.out.rfind('{')));
+    EXPECT_EQ(out["status"], "responded");
+    EXPECT_TRUE(out["response"].is_null());
+    EXPECT_EQ(out["response_hex"], "C5011B5B324AFF005A");
+    // As stored: no response field (the bytes are no text), the bytes exactly.
+    std::string command_id = out["command_id"].get<std::string>();
+    const auto r = single_response(command_id);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->response, "");
+    EXPECT_EQ(r->response_hex, "C5011B5B324AFF005A");
+  }
+  // Text stays text, with its bytes beside it.
+  auto text = std::async(std::launch::async, [&] {
+    return run_tgw("command send --redis " + redis_url() + " --imei " + imei_a +
+                   " --text getver --timeout 5s");
+  });
+  EXPECT_EQ(a.receive_command(), "getver");
+  a.answer("Ver:03.28\r\n\x1B[31m");
+  const auto shown = text.get();
+  EXPECT_EQ(shown.exit_code, 0) << shown.out;
+  EXPECT_NE(shown.out.find("responded: Ver:03.28\\x0d\\x0a\\x1b[31m"), std::string::npos)
+      << shown.out;
+  EXPECT_EQ(shown.out.find('\x1B'), std::string::npos);
+  // The journal keeps the bytes too.
+  bool journaled = false;
+  for (const auto& e :
+       redis.command({"XRANGE", backend.prefix(imei_a) + "journal:" + imei_a, "-", "+"}).elements) {
+    const auto& kv = e.elements.at(1).elements;
+    for (std::size_t i = 0; i + 1 < kv.size(); i += 2)
+      journaled |= kv[i].text == "response_hex" && kv[i + 1].text == "C5011B5B324AFF005A";
+  }
+  EXPECT_TRUE(journaled);
 }
 
 TEST_F(Commands, SigtermFailsTheCommandInFlightWithSocketClosedAndExitsZero) {

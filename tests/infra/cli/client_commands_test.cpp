@@ -128,11 +128,50 @@ TEST(ClientCommands, WatchLinesNameTheDevice) {
   const auto entries = redis.command({"XREVRANGE", "commands:responses", "+", "-", "COUNT", "1"});
   ASSERT_EQ(entries.elements.size(), 1U);
   const auto& fields = entries.elements[0].elements[1].elements;
-  ASSERT_GE(fields.size(), 2U);
-  EXPECT_EQ(fields[fields.size() - 2].text, "imei");
-  EXPECT_EQ(fields.back().text, imei);
+  // imei comes after the seed's fields, and the reply's bytes after it.
+  ASSERT_GE(fields.size(), 4U);
+  EXPECT_EQ(fields[fields.size() - 4].text, "imei");
+  EXPECT_EQ(fields[fields.size() - 3].text, imei);
+  EXPECT_EQ(fields[fields.size() - 2].text, "response_hex");
+  EXPECT_EQ(fields.back().text, "46573A312E32");  // "FW:1.2"
   watch.signal(SIGTERM);
   EXPECT_EQ(watch.wait(), 0);
+}
+
+// A response an older gateway wrote, the reply's raw bytes in `response` and no
+// response_hex: watch takes bytes that are no UTF-8 for bytes, in JSON and in a line,
+// and a raw control byte never reaches the terminal.
+TEST(ClientCommands, WatchShowsAnOlderGatewaysRawReplyAsBytes) {
+  redis_server server;
+  auto redis = server.connect();
+  const std::string url = "redis://127.0.0.1:" + std::to_string(server.port());
+  const std::string raw("\xC5\x1B[2J\x00", 6);
+  for (const bool json : {true, false}) {
+    const std::string log = ::testing::TempDir() + "/watch-raw.log";
+    std::remove(log.c_str());
+    std::vector<std::string> argv{TGW_BINARY, "command", "watch", "--redis", url};
+    if (json) argv.push_back("--json");
+    child_process watch(argv, log);
+    std::string text;
+    // The watcher prints what comes after it started: add responses until one shows.
+    const bool shown = eventually([&] {
+      redis.command({"XADD", "commands:responses", "*", "command_id", "c0ffee", "status",
+                     "responded", "response", raw, "responded_at", "1", "imei", "356307042441013"});
+      std::ifstream in(log);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      return text.find("c0ffee") != std::string::npos;
+    });
+    ASSERT_TRUE(shown) << text;
+    watch.signal(SIGTERM);
+    EXPECT_EQ(watch.wait(), 0);
+    EXPECT_EQ(text.find('\x1B'), std::string::npos) << "a raw ESC reached the terminal";
+    if (json) {
+      EXPECT_NE(text.find(R"("response":null)"), std::string::npos) << text;
+      EXPECT_NE(text.find(R"("response_hex":"C51B5B324A00")"), std::string::npos) << text;
+    } else {
+      EXPECT_NE(text.find("c0ffee responded: \\xc5\\x1b[2J\\x00"), std::string::npos) << text;
+    }
+  }
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ TEST(DecodeCommand, PrintsTheDocumentedRecord) {
   const run_result r = run_tgw(std::string("decode ") + wiki_codec8);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find(R"("timestamp":"2019-06-10T10:04:46.000Z")"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(R"({"id":66,"size":2,"value":24079})"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"({"id":66,"size":2,"value":"24079"})"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(R"("ack":"00000001")"), std::string::npos) << r.out;
 }
 
@@ -95,16 +95,27 @@ namespace {
 TEST(DecodeCommand, NamesTheIoElementsItsModelTableKnowsAndKeepsTheIds) {
   const run_result r = run_tgw(std::string("decode --names ") + wiki_codec8);
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find(R"({"id":21,"size":1,"value":3,"name":"gsm_signal"})"), std::string::npos)
+  EXPECT_NE(r.out.find(R"({"id":21,"size":1,"value":"3","name":"gsm_signal","named":"3"})"),
+            std::string::npos)
       << r.out;
-  EXPECT_NE(
-      r.out.find(
-          R"({"id":66,"size":2,"value":24079,"name":"external_voltage","scaled":24.079,"unit":"V"})"),
-      std::string::npos)
+  EXPECT_NE(r.out.find(R"({"id":66,"size":2,"value":"24079","name":"external_voltage",)"
+                       R"("named":24.079,"unit":"V"})"),
+            std::string::npos)
       << r.out;
   // Without --names the output is as before: ids and raw values only.
   const run_result plain = run_tgw(std::string("decode ") + wiki_codec8);
   EXPECT_EQ(plain.out.find("\"name\""), std::string::npos) << plain.out;
+}
+
+// A device's binary reply to a command (Codec 12 type 0x06): its bytes exactly as hex,
+// no text, and the line ASCII.
+TEST(DecodeCommand, ABinaryCodec12ReplyIsGivenAsItsBytes) {
+  // Payload C5 01 1B 5B 32 4A FF 00 5A (9 bytes).
+  const run_result r = run_tgw("decode 00000000000000110C010600000009C5011B5B324AFF005A0100006348");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(R"("payload_hex":"C5011B5B324AFF005A")"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("payload_text"), std::string::npos) << r.out;
+  for (const char c : r.out) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7F)) << r.out;
 }
 
 TEST(DecodeCommand, AnUnknownModelIsAUsageError) {

@@ -40,9 +40,9 @@ TEST(FrameInspector, DescribesTheWikiCodec8Record) {
   EXPECT_EQ(rec["priority"], 1);
   EXPECT_EQ(rec["event_io_id"], 1);
   const json expected_io =
-      json::parse(R"([{"id":21,"size":1,"value":3},{"id":1,"size":1,"value":1},)"
-                  R"({"id":66,"size":2,"value":24079},{"id":241,"size":4,"value":24602},)"
-                  R"({"id":78,"size":8,"value":0}])");
+      json::parse(R"([{"id":21,"size":1,"value":"3"},{"id":1,"size":1,"value":"1"},)"
+                  R"({"id":66,"size":2,"value":"24079"},{"id":241,"size":4,"value":"24602"},)"
+                  R"({"id":78,"size":8,"value":"0"}])");
   EXPECT_EQ(rec["io"], expected_io);
 }
 

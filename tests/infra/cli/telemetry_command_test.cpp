@@ -51,17 +51,19 @@ TEST_F(TelemetryTail, FromTheStartOneDevicesRecordsInOrderAsJson) {
   ASSERT_EQ(records.size(), 2U) << r.out;
   EXPECT_EQ(records[0]["id"], first);
   EXPECT_EQ(records[0]["imei"], imei_a);
-  EXPECT_EQ(records[0]["ts"], 1'700'000'000'000);
+  EXPECT_EQ(records[0]["ts"], "1700000000000");
   EXPECT_EQ(records[0]["time"], "2023-11-14T22:13:20.000Z");
   EXPECT_DOUBLE_EQ(records[0]["lat"].get<double>(), 54.6992512);
   EXPECT_DOUBLE_EQ(records[0]["lon"].get<double>(), 25.2616688);
   EXPECT_EQ(records[0]["spd"], 41);
-  EXPECT_EQ(records[0]["io"]["66"], 12345);
+  // A format 2 entry's io reads in the format 3 form: [id, value] pairs in order.
+  EXPECT_EQ(records[0]["io"], nlohmann::json::parse(R"([[239,"1"],[66,"12345"]])"));
   EXPECT_EQ(records[0]["v"], "2");
   EXPECT_EQ(records[0]["codec"], "8E");
-  EXPECT_EQ(records[1]["ts"], 1'700'000'001'000);
-  // A value above 2^53 stays a string, exactly.
-  EXPECT_EQ(records[1]["io"]["78"], "18446744073709551615");
+  EXPECT_EQ(records[1]["ts"], "1700000001000");
+  // A value above 2^53 stays exact, the NX value is bytes.
+  EXPECT_EQ(records[1]["io"],
+            nlohmann::json::parse(R"([[78,"18446744073709551615"],[281,{"hex":"DEAD01"}]])"));
 }
 
 TEST_F(TelemetryTail, NamesTheIoElementsForAPerson) {
@@ -94,7 +96,10 @@ TEST_F(TelemetryTail, AnEntryWhoseIoDoesNotParseIsShownAsIs) {
   add(imei_a, 1'700'000'000'000, "not json");
   const auto r = run_tgw(tail("--from start --count 1 --json"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(lines(r.out).at(0)["io"], "not json");
+  const auto record = lines(r.out).at(0);
+  EXPECT_FALSE(record.contains("io"));
+  EXPECT_EQ(record["io_text"], "not json");
+  EXPECT_EQ(record["io_error"], "io is not a JSON object");
 }
 
 TEST_F(TelemetryTail, BadFlagsAndAnUnreachableRedisAreClearErrors) {

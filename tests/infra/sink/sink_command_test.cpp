@@ -56,7 +56,8 @@ class SinkCommand : public ::testing::Test {
   }
   long rows() const { return std::stol(pg_->query("SELECT count(*) FROM positions")); }
   long distinct_records() const {
-    return std::stol(pg_->query("SELECT count(DISTINCT io->>'199') FROM positions"));
+    return std::stol(
+        pg_->query("SELECT count(DISTINCT io_named->>'trip_odometer') FROM positions"));
   }
   // A field of the group in XINFO GROUPS: pending, entries-read, lag, consumers.
   long long group_field(const std::string& field, const std::string& group = "positions") {
@@ -191,7 +192,7 @@ TEST_F(SinkCommand, ReadsTheStreamThroughARedisCluster) {
 
 TEST_F(SinkCommand, EntriesItCannotReadAreKeptInRejectedEntriesAndAcknowledged) {
   add_entries(redis_conn_, 0, 3);
-  redis_conn_.command({"XADD", "telemetry:records", "*", "v", "3", "imei", "356307042441013"});
+  redis_conn_.command({"XADD", "telemetry:records", "*", "v", "4", "imei", "356307042441013"});
   redis_conn_.command(
       {"XADD", "telemetry:records", "*", "v", "2", "imei", "356307042441013", "codec", "8"});
   auto extra = redis_conn_.command({"XADD",
@@ -231,7 +232,7 @@ TEST_F(SinkCommand, EntriesItCannotReadAreKeptInRejectedEntriesAndAcknowledged) 
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(rows(), 4);
   EXPECT_EQ(pg_->query("SELECT reason FROM rejected_entries ORDER BY stream_id"),
-            "entry format v=3 is newer than this sink reads (v=2); upgrade tgw sink\n"
+            "entry format v=4 is newer than this sink reads (v=3); upgrade tgw sink\n"
             "field ts is missing");
   EXPECT_EQ(pg_->query("SELECT extra->>'odo_src', generation, codec FROM positions WHERE "
                        "stream_id = '" +

@@ -15,7 +15,7 @@ namespace tgw::test {
 
 /// Appends `n` format 2 entries to telemetry:records, as a gateway would, numbered from
 /// `first`: record i has ts 1700000000000 + i * 1000, one of seven devices, and its
-/// number in io id 199.
+/// number in io id 199 (trip_odometer).
 /// With `shards` (a cluster), each entry goes to its device's shard's stream.
 inline void add_entries(infra::redis::connection& redis, int first, int n,
                         const infra::redis::key_shards* shards = nullptr) {

@@ -31,6 +31,14 @@ entry_fields v2_entry() {
           {"gen", ""}};
 }
 
+// The same record as format 3 writes it.
+entry_fields v3_entry() {
+  entry_fields f = v2_entry();
+  f[0].second = "3";
+  f[12].second = R"([[239,"1"],[66,"12345"],[78,"18446744073709551615"],[385,{"hex":"0a0b"}]])";
+  return f;
+}
+
 entry_fields with(entry_fields f, const std::string& key, const std::string& value) {
   for (auto& [k, v] : f)
     if (k == key) {
@@ -70,18 +78,36 @@ TEST(TelemetryEntry, AFormat2EntryBecomesARowWithEveryField) {
   EXPECT_EQ(row.event_io, 239);
   EXPECT_FALSE(row.generation);
   EXPECT_TRUE(row.extra.empty());
-  // The io object stays as stored, the 8-byte value still a string.
-  const auto io = nlohmann::json::parse(row.io);
-  EXPECT_EQ(io["78"], "18446744073709551615");
-  EXPECT_EQ(io["385"], "0a0b");
+  // The io object becomes the format 3 array, every value of its kind: integers as
+  // decimal strings, the NX value (a hex string in format 2) as {"hex":...}.
+  EXPECT_EQ(nlohmann::json::parse(row.io), nlohmann::json::parse(std::get<1>(v3_entry()[12])));
   // Named: ignition and external voltage (66, in mV, 0.001 V) are in the table.
   const auto named = nlohmann::json::parse(row.io_named);
-  EXPECT_EQ(named["ignition"], 1);
+  EXPECT_EQ(named["ignition"], "1");
   EXPECT_DOUBLE_EQ(named["external_voltage"].get<double>(), 12.345);
 }
 
+TEST(TelemetryEntry, AFormat3EntryKeepsItsIoAndNamesEveryKindApart) {
+  const auto parsed = parse_entry("1-0", v3_entry(), fmb());
+  ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
+  const auto& row = std::get<position_row>(parsed);
+  EXPECT_EQ(row.io, std::get<1>(v3_entry()[12]));
+  EXPECT_EQ(nlohmann::json::parse(row.io_named),
+            nlohmann::json::parse(
+                R"({"ignition":"1","external_voltage":12.345,"ibutton":"18446744073709551615"})"));
+}
+
+TEST(TelemetryEntry, AFormat3IoWithSpacesReadsAsTheCompactOne) {
+  const auto spaced = R"([ [239, "1"], [66, "12345"], [78, "18446744073709551615"],
+                           [385, { "hex": "0a0b" }] ])";
+  const auto parsed = parse_entry("1-0", with(v3_entry(), "io", spaced), fmb());
+  ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
+  EXPECT_EQ(nlohmann::json::parse(std::get<position_row>(parsed).io),
+            nlohmann::json::parse(std::get<1>(v3_entry()[12])));
+}
+
 TEST(TelemetryEntry, ACodec16EntryKeepsItsGenerationType) {
-  const auto parsed = parse_entry("1-0", with(with(v2_entry(), "codec", "16"), "gen", "5"), fmb());
+  const auto parsed = parse_entry("1-0", with(with(v3_entry(), "codec", "16"), "gen", "5"), fmb());
   ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
   EXPECT_EQ(std::get<position_row>(parsed).generation, 5);
 }
@@ -101,12 +127,12 @@ TEST(TelemetryEntry, FieldsItDoesNotKnowAreKeptInExtra) {
 }
 
 TEST(TelemetryEntry, ANewerFormatIsRejectedWithTheVersionNamed) {
-  const auto parsed = parse_entry("1-0", with(v2_entry(), "v", "3"), fmb());
+  const auto parsed = parse_entry("1-0", with(v3_entry(), "v", "4"), fmb());
   EXPECT_EQ(reason_of(parsed),
-            "entry format v=3 is newer than this sink reads (v=2); upgrade tgw sink");
+            "entry format v=4 is newer than this sink reads (v=3); upgrade tgw sink");
   const auto& rejected = std::get<rejected_entry>(parsed);
   EXPECT_EQ(rejected.stream_id, "1-0");
-  EXPECT_EQ(nlohmann::json::parse(rejected.fields)["v"], "3");
+  EXPECT_EQ(nlohmann::json::parse(rejected.fields)["v"], "4");
 }
 
 TEST(TelemetryEntry, EachMalformedFieldIsRejectedPrecisely) {
@@ -126,7 +152,24 @@ TEST(TelemetryEntry, EachMalformedFieldIsRejectedPrecisely) {
       {with(v2_entry(), "io", "{\"239\":"), "field io is not a JSON object"},
       {with(v2_entry(), "io", R"({"ign":1})"), "field io has key 'ign', not an IO id"},
       {with(v2_entry(), "io", R"({"1":1.5})"),
-       "field io has id 1 with a value that is neither integer nor string"},
+       "field io has id 1 with a value that is neither an unsigned integer nor a decimal or "
+       "hex string"},
+      {with(v2_entry(), "io", R"({"1":-1})"),
+       "field io has id 1 with a value that is neither an unsigned integer nor a decimal or "
+       "hex string"},
+      {with(v3_entry(), "io", R"({"1":"1"})"), "field io is not a JSON array"},
+      {with(v3_entry(), "io", R"([[1,1]])"),
+       "field io has id 1 with a value that is neither a decimal string nor {\"hex\":...}"},
+      {with(v3_entry(), "io", R"([[1,"01"]])"),
+       "field io has id 1 with a value that is neither a decimal string nor {\"hex\":...}"},
+      {with(v3_entry(), "io", R"([[1,"18446744073709551616"]])"),
+       "field io has id 1 with a value that is neither a decimal string nor {\"hex\":...}"},
+      {with(v3_entry(), "io", R"([[1,{"hex":"abc"}]])"),
+       "field io has id 1 with a value that is neither a decimal string nor {\"hex\":...}"},
+      {with(v3_entry(), "io", R"([[65536,"1"]])"),
+       "field io has an element that is not [id, value] with an id 0-65535"},
+      {with(v3_entry(), "io", R"([[1,"1",2]])"),
+       "field io has an element that is not [id, value] with an id 0-65535"},
       {with(v2_entry(), "v", "two"), "field v 'two' is not a format version"},
   };
   for (const auto& [fields, reason] : cases)
@@ -146,20 +189,49 @@ TEST(TelemetryEntry, BytesPostgresCannotStoreAreEscapedInTheReasonAndReplacedInT
       parse_entry("1-0", with(v2_entry(), "codec", std::string(100, 'x')), fmb());
   EXPECT_EQ(reason_of(long_value),
             "field codec '" + std::string(40, 'x') + "...' is not 8, 8E or 16");
-  EXPECT_EQ(reason_of(parse_entry("1-0", with(v2_entry(), "io", R"({"1":"a\u0000"})"), fmb())),
-            "field io holds \\u0000, which jsonb refuses");
+  // A NUL inside io is no value of any kind: rejected before it could reach jsonb.
+  EXPECT_EQ(
+      reason_of(parse_entry("1-0", with(v3_entry(), "io", R"([[1,{"hex":"a\u0000"}]])"), fmb())),
+      "field io has id 1 with a value that is neither a decimal string nor {\"hex\":...}");
 }
 
 TEST(TelemetryEntry, AHexValueIsNamedAsItIsNeverAsANumber) {
-  // The flat form the gateway writes, and the same with spaces (the general parser):
-  // both keep a hex value that starts with digits as its text.
-  for (const char* io : {R"({"66":"12ab","239":1})", R"({ "66": "12ab", "239": 1 })"}) {
-    const auto parsed = parse_entry("1-0", with(v2_entry(), "io", io), fmb());
+  // Format 2's flat form, the same with spaces (the general parser), and format 3: NX
+  // bytes stay bytes, even all digits ("1234": 0x12 0x34, not 1.234 V).
+  const std::pair<const char*, const char*> cases[] = {
+      {"2", R"({"66":"12ab","239":1})"},
+      {"2", R"({ "66": "12ab", "239": 1 })"},
+      {"2", R"({"66":"1234","239":1})"},
+      {"3", R"([[66,{"hex":"1234"}],[239,"1"]])"},
+  };
+  for (const auto& [v, io] : cases) {
+    const auto parsed = parse_entry("1-0", with(with(v2_entry(), "v", v), "io", io), fmb());
     ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
-    EXPECT_EQ(nlohmann::json::parse(std::get<position_row>(parsed).io_named),
-              nlohmann::json::parse(R"({"external_voltage":"12ab","ignition":1})"))
-        << io;
+    const auto named = nlohmann::json::parse(std::get<position_row>(parsed).io_named);
+    EXPECT_TRUE(named["external_voltage"].is_object()) << io;
+    EXPECT_EQ(named["ignition"], "1") << io;
   }
+}
+
+TEST(TelemetryEntry, ARepeatedIdKeepsBothValuesInOrder) {
+  for (const auto& [v, io] :
+       {std::pair{"2", R"({"1":0,"1":1})"}, std::pair{"3", R"([[1,"0"],[1,"1"]])"}}) {
+    const auto parsed = parse_entry("1-0", with(with(v2_entry(), "v", v), "io", io), fmb());
+    ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
+    const auto& row = std::get<position_row>(parsed);
+    EXPECT_EQ(row.io, R"([[1,"0"],[1,"1"]])") << io;
+    EXPECT_EQ(row.io_named, R"({"digital_input_1":["0","1"]})") << io;
+  }
+}
+
+TEST(TelemetryEntry, ADallasErrorCodeIsAStateNotATemperature) {
+  const auto parsed =
+      parse_entry("1-0", with(v3_entry(), "io", R"([[72,"3000"],[73,"215"]])"), fmb());
+  ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
+  EXPECT_EQ(
+      nlohmann::json::parse(std::get<position_row>(parsed).io_named),
+      nlohmann::json::parse(
+          R"({"dallas_temperature_1":{"error":"not_connected"},"dallas_temperature_2":21.5})"));
 }
 
 TEST(TelemetryEntry, EntryIdsGiveTheirStoringTime) {

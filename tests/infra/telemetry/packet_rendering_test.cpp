@@ -16,9 +16,9 @@ codecs::avl_packet decoded(const std::vector<codecs::avl_record_data>& records,
   return packet;
 }
 
-// Each record becomes its stream fields, in order, with the IO elements as one JSON
-// object: numbers for fixed-width values, decimal strings for those a double cannot
-// hold exactly (above 2^53 - 1), hex strings for NX.
+// Each record becomes its stream fields, in order, with the IO elements as the format 3
+// array: every fixed-width value a decimal string whatever its size, NX bytes a
+// {"hex":...} object.
 TEST(PacketRendering, RendersEveryFieldAndTheIoElementsAsJson) {
   codecs::avl_record_data a;
   a.timestamp_ms = 1'700'000'000'123;
@@ -48,12 +48,29 @@ TEST(PacketRendering, RendersEveryFieldAndTheIoElementsAsJson) {
   EXPECT_EQ(job.records[0],
             (record_fields{"1700000000123", "2", "-252616688", "546992512", "-5", "359", "12", "88",
                            "239",
-                           R"({"239":1,"66":12345,"16":987654,"78":"18446744073709551615",)"
-                           R"("11":9007199254740991,"238":"9007199254740992","281":"DEAD01"})",
+                           R"([[239,"1"],[66,"12345"],[16,"987654"],[78,"18446744073709551615"],)"
+                           R"([11,"9007199254740991"],[238,"9007199254740992"],)"
+                           R"([281,{"hex":"DEAD01"}]])",
                            ""}));
   EXPECT_EQ(job.codec, "8E");
   EXPECT_EQ(job.records[1][0], "1700000001000");
-  EXPECT_EQ(job.records[1][9], "{}");
+  EXPECT_EQ(job.records[1][9], "[]");
+}
+
+// The cases format 2 could not tell apart: an 8-byte value of 2^53 + 1 and NX bytes
+// whose hex is the same digits on the same id, and an id that occurs twice.
+TEST(PacketRendering, ValuesFormat2ConfusedStayApart) {
+  codecs::avl_record_data a;
+  a.io = {{1, 1, 0, {}},
+          {1, 1, 1, {}},
+          {11, 8, 9007199254740993ULL, {}},
+          {11, 0, 0, {0x90, 0x07, 0x19, 0x92, 0x54, 0x74, 0x09, 0x93}}};
+  std::vector<std::uint8_t> frame;
+  const auto packet = decoded({a}, frame);
+  const packet_job job = render_packet("356307042441013", packet, frame);
+  ASSERT_EQ(job.records.size(), 1U);
+  EXPECT_EQ(job.records[0][9],
+            R"([[1,"0"],[1,"1"],[11,"9007199254740993"],[11,{"hex":"9007199254740993"}]])");
 }
 
 // Codec 16 records carry their generation type; the packet names its codec.
