@@ -32,6 +32,9 @@ using retain_atom = caf::atom_constant<caf::atom("retain")>;
 /// (revoke_atom): the allowlist changed; a session whose device it no longer admits
 /// disconnects it.
 using revoke_atom = caf::atom_constant<caf::atom("revoke")>;
+/// (resend_atom): the telemetry writer's timer for the writes it holds to send again
+/// (write_outcome::retryable).
+using resend_atom = caf::atom_constant<caf::atom("resend")>;
 /// (note_atom, journal_event): an event no one waits for; a failure is only logged.
 using note_atom = caf::atom_constant<caf::atom("note")>;
 /// (flush_atom): the writer writes what it has gathered.

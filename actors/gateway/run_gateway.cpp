@@ -510,6 +510,7 @@ int run_gateway(const infra::serve_options& o) {
   writer_config writing;
   writing.linger = std::chrono::microseconds{o.writer_linger_us};
   writing.health = health;
+  writing.persist_retry = std::chrono::milliseconds{o.persist_retry_ms};
   for (int i = 0; i < shards; ++i)
     config->writers.push_back(actors.add(
         system.spawn<caf::detached>(telemetry_writer, writing, make_store(i), i, counters)));

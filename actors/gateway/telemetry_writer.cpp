@@ -1,7 +1,9 @@
 #include "actors/gateway/telemetry_writer.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <thread>
+#include <unordered_set>
 
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
@@ -26,6 +28,13 @@ struct reply_to {
 struct writer_state {
   std::vector<write_op> ops;
   std::vector<reply_to> replies;
+  /// When each op of `ops` first went to the store (or arrived, for a new one).
+  std::vector<std::chrono::steady_clock::time_point> first_try;
+  /// Ops held to be sent again (write_outcome::retryable), with their answers owed.
+  std::vector<write_op> held_ops;
+  std::vector<reply_to> held_replies;
+  std::vector<std::chrono::steady_clock::time_point> held_first_try;
+  bool resend_queued = false;
   bool flush_queued = false;
   bool lingered = false;
   bool down = false;
@@ -62,6 +71,35 @@ void report_health(infra::health::persist_health& health, int shard,
   health.failed(writer, failures, any_ok, now);
 }
 
+const std::string& imei_of(const write_op& op) {
+  return op.is_packet ? op.packet.imei : op.event.imei;
+}
+
+// Moves the packets of devices that have a held packet behind it, in order (their
+// sessions match answers to packets in order; events are answered by request).
+void hold_behind_held(writer_state& state) {
+  std::unordered_set<std::string> held;  // copies: held_ops grows below
+  for (const write_op& op : state.held_ops) held.insert(imei_of(op));
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < state.ops.size(); ++i) {
+    if (state.ops[i].is_packet && held.contains(imei_of(state.ops[i]))) {
+      state.held_ops.push_back(std::move(state.ops[i]));
+      state.held_replies.push_back(std::move(state.replies[i]));
+      state.held_first_try.push_back(state.first_try[i]);
+      continue;
+    }
+    if (kept != i) {
+      state.ops[kept] = std::move(state.ops[i]);
+      state.replies[kept] = std::move(state.replies[i]);
+      state.first_try[kept] = state.first_try[i];
+    }
+    ++kept;
+  }
+  state.ops.resize(kept);
+  state.replies.resize(kept);
+  state.first_try.resize(kept);
+}
+
 }  // namespace
 
 caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config& config,
@@ -69,7 +107,17 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
                                int shard,
                                const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   auto state = std::make_shared<writer_state>();
-  auto flush = [self, config, store, state, shard, counters] {
+  auto schedule_resend = [self, config, state](std::chrono::steady_clock::time_point now) {
+    if (state->held_ops.empty() || state->resend_queued) return;
+    state->resend_queued = true;
+    // Not before the backoff of a writer that found Redis down ends.
+    const auto wait = std::max(
+        config.retry_delay,
+        state->down ? std::chrono::duration_cast<std::chrono::milliseconds>(state->retry_at - now)
+                    : std::chrono::milliseconds{0});
+    self->delayed_send(self, wait, resend_atom::value);
+  };
+  auto flush = [self, config, store, state, shard, counters, schedule_resend] {
     leave_caf_logger();  // the writer's own thread resumes it for every batch
     state->flush_queued = false;
     if (state->ops.empty()) return;
@@ -85,12 +133,21 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
       return;
     }
     state->lingered = false;
-    std::vector<write_outcome> outcomes;
     const auto now = std::chrono::steady_clock::now();
+    // A device whose write is held waits behind it: its sessions match answers to
+    // packets in order, and a packet stored ahead of a held one would be stored again
+    // when the held one is resent (the store recognises only the latest fingerprint).
+    if (!state->held_ops.empty()) hold_behind_held(*state);
+    if (state->ops.empty()) {
+      schedule_resend(now);
+      return;
+    }
+    std::vector<write_outcome> outcomes;
     if (state->down && now < state->retry_at) {
       // Fail fast while backing off: the device keeps its records and resends.
       write_outcome refused{false, false, 0, state->down_reason};
       refused.unreachable = true;
+      refused.retryable = true;  // nothing was sent
       outcomes.assign(state->ops.size(), refused);
     } else {
       counters->writer_batch_size.observe(static_cast<double>(state->ops.size()));
@@ -123,6 +180,15 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
     }
     if (config.health) report_health(*config.health, shard, state->ops, outcomes);
     for (std::size_t i = 0; i < state->replies.size(); ++i) {
+      // Only packets are held: an ACK waits for them anyway, while an event answered at
+      // once lets a device be accepted although Redis is away.
+      if (!outcomes[i].ok && outcomes[i].retryable && state->ops[i].is_packet &&
+          now - state->first_try[i] < config.persist_retry) {
+        state->held_ops.push_back(std::move(state->ops[i]));
+        state->held_replies.push_back(std::move(state->replies[i]));
+        state->held_first_try.push_back(state->first_try[i]);
+        continue;
+      }
       auto& to = state->replies[i];
       if (to.is_request)
         to.promise.deliver(std::move(outcomes[i]));
@@ -133,10 +199,28 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
     }
     state->ops.clear();
     state->replies.clear();
+    state->first_try.clear();
+    schedule_resend(now);
+  };
+  // Held ops go first, ahead of what arrived since: a device's packets stay in order.
+  auto resend = [state, flush] {
+    state->resend_queued = false;
+    if (state->held_ops.empty()) return;
+    auto move_front = [](auto& to, auto& from) {
+      to.insert(to.begin(), std::make_move_iterator(from.begin()),
+                std::make_move_iterator(from.end()));
+      from.clear();
+    };
+    move_front(state->ops, state->held_ops);
+    move_front(state->replies, state->held_replies);
+    move_front(state->first_try, state->held_first_try);
+    state->lingered = true;  // no linger for a resend
+    flush();
   };
   auto enqueue = [self, config, state, flush](write_op op, reply_to to) {
     state->ops.push_back(std::move(op));
     state->replies.push_back(std::move(to));
+    state->first_try.push_back(std::chrono::steady_clock::now());
     if (state->ops.size() >= config.max_batch) {
       flush();
     } else if (!state->flush_queued) {
@@ -179,6 +263,7 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
         enqueue(event_op(event), reply_to{});
       },
       [flush](flush_atom) { flush(); },
+      [resend](resend_atom) { resend(); },
   };
 }
 

@@ -14,6 +14,13 @@ namespace tgw::actors::gateway {
 struct writer_config {
   std::size_t max_batch = 512;  ///< Writes per Redis round trip at most.
   std::chrono::milliseconds max_backoff{5000};
+  /// How long a write that failed where sending it again is safe (its slot moved to a
+  /// promoted replica, its master refused the connection; write_outcome::retryable) is
+  /// held and sent again before it is answered as failed: below the devices' ACK
+  /// timeout, so that a failover costs them latency rather than a resend.
+  std::chrono::milliseconds persist_retry{5000};
+  /// Between such attempts.
+  std::chrono::milliseconds retry_delay{100};
   /// How long a batch that is not full waits for more writes before it goes to Redis
   /// (0: it goes as soon as the writer has read its mailbox).
   std::chrono::microseconds linger{0};
@@ -30,9 +37,11 @@ struct writer_config {
 /// writes already arrived. With a linger, a batch that is not full first waits that
 /// long (the thread sleeps; it is the writer's own) and sends the flush again, so the
 /// writes that came meanwhile join it: fewer, larger round trips for a little latency.
-/// While Redis is down it answers at once with the error (so no device is ACKed) and
-/// retries the connection with exponential backoff; `health` hears of every round trip
-/// and logs the outage. Spawn it
+/// A write that failed but may be sent again safely (write_outcome::retryable) is held
+/// and sent again every retry_delay until it succeeds or persist_retry has passed since
+/// it first went out; only then is it answered. While Redis is down the writer answers
+/// (or holds) at once without trying, and tries the connection again with exponential
+/// backoff; `health` hears of every round trip and logs the outage. Spawn it
 /// detached: the store blocks, and so does the linger.
 caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config& config,
                                const std::shared_ptr<infra::telemetry::telemetry_store>& store,

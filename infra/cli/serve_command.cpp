@@ -224,6 +224,14 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_ACK_REPLICAS_TIMEOUT_MS")
       ->check(CLI::Range(1, 60'000))
       ->capture_default_str();
+  cmd->add_option("--persist-retry-ms", o->persist_retry_ms,
+                  "A write that failed where sending it again is safe (its Redis Cluster slot "
+                  "moved, its master is being replaced by a replica, Redis refused the "
+                  "connection) is held and sent again for this long before the device goes "
+                  "un-ACKed; keep it below the devices' ACK timeout (0: never held)")
+      ->envname("TGW_PERSIST_RETRY_MS")
+      ->check(CLI::Range(0, 600'000))
+      ->capture_default_str();
   cmd->add_option("--drain-timeout-ms", o->drain_timeout_ms,
                   "On SIGTERM, time to finish persisting and ACKing what is in flight")
       ->envname("TGW_DRAIN_TIMEOUT_MS")

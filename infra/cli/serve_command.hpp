@@ -64,6 +64,9 @@ struct serve_options {
   std::uint32_t telemetry_shards = 0;
   int ack_replicas = 0;  ///< 0: ACK on the master's word alone.
   int ack_replicas_timeout_ms = 1000;
+  /// How long a write that failed where sending it again is safe (a moved slot, a
+  /// master being replaced) is held and retried before its packet goes un-ACKed.
+  int persist_retry_ms = 5000;
   int drain_timeout_ms = 5000;
   /// /readyz turns 503 once persisting has failed for every attempt this long.
   int readiness_window_ms = 3000;

@@ -11,8 +11,13 @@ using std::chrono::milliseconds;
 // Between attempts after a lost connection: a failover takes a second or so.
 constexpr milliseconds retry_pause{200};
 
-bool connection_lost(const std::string& error) {
-  return error.starts_with("IO") || error.starts_with("READONLY");
+// A publish that may succeed when sent again: the connection was lost (its outcome is
+// unknown; the command id makes a repeat harmless), or the store is between masters.
+bool worth_repeating(const std::string& error) {
+  for (const char* transient :
+       {"IO", "READONLY", "CLUSTERDOWN", "TRYAGAIN", "LOADING", "MASTERDOWN", "NOREPLICAS"})
+    if (error.starts_with(transient)) return true;
+  return false;
 }
 
 // A stream id some minutes old: where to look for the response of a command that a
@@ -39,12 +44,35 @@ send_outcome send_command(command_publisher& publisher, const send_request& requ
     published = publisher.publish(request.imei, request.text, request.codec, request.ttl,
                                   request.queue_if_offline, id, error);
     if (published) break;
-    if (!connection_lost(error) || stop()) {
+    if (!worth_repeating(error)) {
       out.error = error;
       out.published.command_id = id;
       return out;
     }
+    if (stop()) {
+      // Whether the last attempt went through is unknown. Ending the command in the
+      // store makes it known either way: a publish that did go through is left to its
+      // answer, one that did not can no longer arrive late (its marker now says
+      // answered) and has its one response, failed/store_unreachable.
+      std::string ignored;
+      const auto state = publisher.settle(request.imei, id, store_unreachable, ignored);
+      out.published.command_id = id;
+      if (!state) {
+        out.error = "outcome unknown (" + error + ")";
+        return out;
+      }
+      out.published.status = "sent";
+      out.published.last_response_id = minutes_ago_id();
+      break;
+    }
     std::this_thread::sleep_for(retry_pause);
+  }
+  if (!published) {
+    // Settled above: fetch the one response the store now holds (or the real one).
+    std::string error;
+    out.response = publisher.wait_response(request.imei, id, out.published.last_response_id,
+                                           std::chrono::milliseconds{2000}, error);
+    return out;
   }
   out.published = *published;
   if (published->status == "offline" || published->status == "queued") return out;

@@ -45,5 +45,8 @@ struct send_outcome {
 
 /// The failure_reason of a command the store lost.
 inline constexpr const char* store_failover = "store_failover";
+/// The failure_reason of a command whose publish could not be confirmed before the
+/// send's timeout, Redis being unreachable or between masters all along.
+inline constexpr const char* store_unreachable = "store_unreachable";
 
 }  // namespace tgw::infra::commands

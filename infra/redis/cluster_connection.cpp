@@ -180,6 +180,7 @@ bool cluster_connection::refresh(std::string& error) {
           if (nodes_[i] && table->masters[j] == table_->masters[i]) kept[j] = std::move(nodes_[i]);
     nodes_ = std::move(kept);
     table_ = std::move(table);
+    ++generation_;
     if (last_ >= table_->masters.size()) last_ = 0;
     if (!table_->complete()) {
       error = "cluster map incomplete: " + tried;
@@ -427,38 +428,6 @@ std::vector<value> cluster_connection::pipeline(
     replies[i] = command(argv);
   }
   return replies;
-}
-
-std::optional<std::vector<std::vector<std::string>>> decode_commands(std::string_view encoded,
-                                                                     std::size_t count) {
-  std::vector<std::vector<std::string>> out;
-  out.reserve(count);
-  auto read_number = [&](char kind, std::size_t& n) {
-    if (encoded.empty() || encoded.front() != kind) return false;
-    const auto end = encoded.find("\r\n");
-    if (end == std::string_view::npos) return false;
-    const auto [ptr, ec] = std::from_chars(encoded.data() + 1, encoded.data() + end, n);
-    if (ec != std::errc{} || ptr != encoded.data() + end) return false;
-    encoded.remove_prefix(end + 2);
-    return true;
-  };
-  for (std::size_t c = 0; c < count; ++c) {
-    std::size_t args = 0;
-    if (!read_number('*', args)) return std::nullopt;
-    std::vector<std::string> argv;
-    argv.reserve(args);
-    for (std::size_t a = 0; a < args; ++a) {
-      std::size_t length = 0;
-      if (!read_number('$', length) || encoded.size() < length + 2 ||
-          encoded.substr(length, 2) != "\r\n")
-        return std::nullopt;
-      argv.emplace_back(encoded.substr(0, length));
-      encoded.remove_prefix(length + 2);
-    }
-    out.push_back(std::move(argv));
-  }
-  if (!encoded.empty()) return std::nullopt;
-  return out;
 }
 
 }  // namespace tgw::infra::redis

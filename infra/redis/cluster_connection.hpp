@@ -71,6 +71,9 @@ class cluster_connection {
   /// After a reply from pipeline_encoded_to(): a MOVED updates the slot's owner; an IO
   /// error reloads the map, so that a promoted replica is found.
   void learn(const value& reply);
+  /// Grows each time the map is reloaded, which renumbers the masters: an index taken
+  /// from master_of() holds only while it stays the same.
+  [[nodiscard]] std::uint64_t map_generation() const noexcept { return generation_; }
 
  private:
   bool refresh(std::string& error);
@@ -88,6 +91,7 @@ class cluster_connection {
   /// `rest_after_refusal` ago; false with `error` then or when the connect fails.
   bool reach(std::size_t index, std::string& error);
 
+  std::uint64_t generation_ = 0;
   std::vector<std::unique_ptr<connection>> nodes_;  ///< Parallel to table_->masters.
   std::size_t last_ = 0;                            ///< Master of the last keyed command.
   /// Masters that refused a connection, when, and why. Until a replica replaces a dead
@@ -100,10 +104,5 @@ class cluster_connection {
   };
   std::vector<refusal> refused_;
 };
-
-/// Reads `count` commands in the wire protocol (arrays of bulk strings, as resp_writer
-/// writes them) back into their arguments; nullopt when the bytes are not that.
-[[nodiscard]] std::optional<std::vector<std::vector<std::string>>> decode_commands(
-    std::string_view encoded, std::size_t count);
 
 }  // namespace tgw::infra::redis

@@ -297,10 +297,12 @@ std::vector<value> connection::pipeline(const std::vector<std::vector<std::strin
 
 std::vector<value> connection::pipeline_encoded(std::string_view commands, std::size_t count) {
   if (cluster_) {
-    // Routed per command, so the bytes are read back into arguments first.
-    auto decoded = decode_commands(commands, count);
-    if (!decoded) return std::vector<value>(count, value::make_error("ERR malformed pipeline"));
-    return cluster_->pipeline(*decoded);
+    // Bytes for several masters cannot be routed without reading them back: a caller
+    // on a cluster builds each master's pipeline (cluster_connection::master_of and
+    // pipeline_encoded_to), as the telemetry writer does.
+    return std::vector<value>(
+        count, value::make_error("ERR an encoded pipeline on a cluster goes to one master: "
+                                 "use cluster_connection::pipeline_encoded_to"));
   }
   std::vector<value> replies;
   std::string error;

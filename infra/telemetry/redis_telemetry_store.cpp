@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <span>
 
+#include "infra/redis/cluster_connection.hpp"
+#include "infra/redis/key_slot.hpp"
 #include "infra/telemetry/gateway_library.hpp"
 
 namespace tgw::infra::telemetry {
@@ -132,6 +134,36 @@ void redis_telemetry_store::group_by_shard(const std::vector<write_op>& ops) {
   for (std::size_t i = 0; i < ops.size(); ++i) order_[next_[shard_of_[i]]++] = i;
 }
 
+redis_telemetry_store::group& redis_telemetry_store::group_for(std::size_t master) {
+  for (std::size_t g = 0; g < groups_used_; ++g)
+    if (groups_[g].master == master) return groups_[g];
+  if (groups_used_ == groups_.size()) groups_.emplace_back();
+  group& g = groups_[groups_used_++];
+  g.master = master;
+  g.encoded.clear();
+  g.calls.clear();
+  return g;
+}
+
+std::uint16_t redis_telemetry_store::slot_of_shard(std::uint32_t shard) {
+  if (shard_slots_.size() != settings_.shards.count()) {
+    shard_slots_.clear();
+    for (std::uint32_t s = 0; s < settings_.shards.count(); ++s)
+      shard_slots_.push_back(
+          redis::key_slot(keys::telemetry_stream_in(settings_.shards.prefix(s))));
+  }
+  return shard_slots_[shard];
+}
+
+void redis_telemetry_store::fail_shard(std::uint32_t shard, const std::string& why, bool retryable,
+                                       std::vector<write_outcome>& out) const {
+  for (std::size_t k = bounds_[shard]; k < bounds_[shard + 1]; ++k) {
+    write_outcome& o = out[order_[k]];
+    o.error = why;
+    o.retryable = retryable;
+  }
+}
+
 std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<write_op>& ops) {
   std::vector<write_outcome> out(ops.size());
   if (ops.empty()) return out;
@@ -141,76 +173,132 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
     for (write_outcome& o : out) {
       o.error = error;
       o.unreachable = error.starts_with("IO");
+      // Nothing was sent: sending again later is safe for any op.
+      o.retryable = o.unreachable;
     }
     return out;
   }
   group_by_shard(ops);
-  // Per shard: its calls, then one WAIT when it holds packets. On a cluster the WAIT
-  // follows its shard's calls to their master; on a single node there is one shard, so
-  // one WAIT per pipeline covers every write this connection made before it.
-  calls_.clear();
-  waits_.clear();
-  encoded_.clear();
+  // One round trip per master: a single node is one master; on a cluster each master
+  // gets the calls of the shards it serves, and one WAIT after them on its own
+  // connection, so the WAIT follows exactly the writes it confirms.
+  redis::cluster_connection* cluster = conn_.cluster();
+  // A map reloaded while grouping (a slot found without a master) renumbers the
+  // masters: group again on the new map.
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::uint64_t generation = cluster != nullptr ? cluster->map_generation() : 0;
+    group_all(ops, cluster, out);
+    if (cluster == nullptr || cluster->map_generation() == generation) break;
+    std::fill(out.begin(), out.end(), write_outcome{});
+  }
+  lessons_.clear();
+  for (std::size_t gi = 0; gi < groups_used_; ++gi) send_group(groups_[gi], ops, cluster, out);
+  // Only now: reloading the map renumbers the masters the groups above were sent to.
+  if (cluster != nullptr)
+    for (const redis::value& lesson : lessons_) cluster->learn(lesson);
+  if (!conn_.connected()) loaded_ = false;
+  return out;
+}
+
+void redis_telemetry_store::group_all(const std::vector<write_op>& ops,
+                                      redis::cluster_connection* cluster,
+                                      std::vector<write_outcome>& out) {
+  groups_used_ = 0;
   for (std::uint32_t shard = 0; shard + 1 < bounds_.size(); ++shard) {
     const std::size_t begin = bounds_[shard], end = bounds_[shard + 1];
     if (begin == end) continue;
+    std::size_t master = 0;
+    if (cluster != nullptr) {
+      const auto serving = cluster->master_of(slot_of_shard(shard));
+      if (!serving) {
+        fail_shard(
+            shard,
+            "CLUSTERDOWN no master serves the slot of key shard " + settings_.shards.prefix(shard),
+            true, out);
+        continue;
+      }
+      master = *serving;
+    }
+    group& g = group_for(master);
     for (std::size_t first = begin; first < end; first += ops_per_call) {
       const std::size_t last = std::min(end, first + ops_per_call);
-      write_batch_command(encoded_, ops,
+      write_batch_command(g.encoded, ops,
                           std::span<const std::size_t>(order_).subspan(first, last - first),
                           settings_.shards.prefix(shard), settings_, probe_stream_);
-      calls_.push_back({first, last});
-    }
-    // Journal events wait as packets do: an event explains an ACK or an answer, and
-    // must be as durable as what it explains.
-    if (settings_.ack_replicas > 0) {
-      waits_.emplace_back(encoded_.commands(), shard);
-      encoded_.begin(3);
-      encoded_.arg("WAIT");
-      encoded_.arg(std::int64_t{settings_.ack_replicas});
-      encoded_.arg(static_cast<std::int64_t>(settings_.ack_replicas_timeout.count()));
+      g.calls.push_back({first, last});
     }
   }
-  if (!encoded_.complete()) {
+}
+
+void redis_telemetry_store::send_group(group& g, const std::vector<write_op>& ops,
+                                       redis::cluster_connection* cluster,
+                                       std::vector<write_outcome>& out) {
+  // Journal events wait as packets do: an event explains an ACK or an answer, and
+  // must be as durable as what it explains.
+  const std::size_t wait_reply = g.encoded.commands();
+  if (settings_.ack_replicas > 0) {
+    g.encoded.begin(3);
+    g.encoded.arg("WAIT");
+    g.encoded.arg(std::int64_t{settings_.ack_replicas});
+    g.encoded.arg(static_cast<std::int64_t>(settings_.ack_replicas_timeout.count()));
+  }
+  if (!g.encoded.complete()) {
     // A miscount would desynchronise the connection for every later call: refuse.
-    for (write_outcome& o : out) o.error = "tgw_persist_batch: argument count mismatch";
-    return out;
+    for (const call& c : g.calls)
+      for (std::size_t k = c.first; k < c.last; ++k)
+        out[order_[k]].error = "tgw_persist_batch: argument count mismatch";
+    return;
   }
-  std::vector<redis::value> replies = conn_.pipeline_encoded(encoded_.bytes(), encoded_.commands());
+  bool sent = true;
+  const auto send = [&] {
+    return cluster != nullptr ? cluster->pipeline_encoded_to(g.master, g.encoded.bytes(),
+                                                             g.encoded.commands(), sent)
+                              : conn_.pipeline_encoded(g.encoded.bytes(), g.encoded.commands());
+  };
+  std::vector<redis::value> replies = send();
+  std::string error;
   if (!replies.empty() && redis::error_is(replies.front(), "ERR Function not found") &&
       load_library(error))
-    replies = conn_.pipeline_encoded(encoded_.bytes(), encoded_.commands());
-  if (!conn_.connected()) loaded_ = false;
-  std::size_t reply = 0;
-  std::size_t next_wait = 0;
-  for (const call& c : calls_) {
-    while (next_wait < waits_.size() && waits_[next_wait].first == reply) {
-      ++reply;
-      ++next_wait;
-    }
-    const redis::value& r = replies[reply++];
+    replies = send();
+  bool learned = false;
+  for (std::size_t k = 0; k < g.calls.size(); ++k) {
+    const call& c = g.calls[k];
+    const redis::value& r = replies[k];
     const bool well_formed = r.is_array() && r.elements.size() == c.last - c.first;
-    for (std::size_t k = c.first; k < c.last; ++k) {
-      write_outcome& o = out[order_[k]];
+    if (r.is_error() && cluster != nullptr && !learned) {
+      lessons_.push_back(r);  // a MOVED's new owner, or a map to reload after an IO error
+      learned = true;
+    }
+    for (std::size_t i = c.first; i < c.last; ++i) {
+      write_outcome& o = out[order_[i]];
       if (r.is_error()) {
         o.error = r.text;
-        // One server: its failure is the store's. A cluster: only this call's master.
-        o.unreachable = !settings_.shards.tagged() && r.text.starts_with("IO");
+        const bool io = r.text.starts_with("IO");
+        // One server: its failure is the store's. A cluster: only this master's.
+        o.unreachable = cluster == nullptr && io;
+        // Not run where it was sent (moved, no master, refused before sending): safe
+        // to send again. Sent and lost: a packet is (a resend is recognised by its
+        // fingerprint), an event is not (it would be journaled twice).
+        const bool not_run = r.text.starts_with("MOVED") || r.text.starts_with("ASK") ||
+                             r.text.starts_with("CLUSTERDOWN") || r.text.starts_with("TRYAGAIN") ||
+                             (io && !sent);
+        o.retryable = not_run || (io && ops[order_[i]].is_packet);
       } else if (!well_formed) {
         o.error = "unexpected reply to tgw_persist_batch";
       } else {
-        const std::int64_t stored = r.elements[k - c.first].as_int().value_or(0);
+        const std::int64_t stored = r.elements[i - c.first].as_int().value_or(0);
         o.ok = true;
         o.duplicate = stored < 0;
         o.stored = stored < 0 ? 0 : stored;
       }
     }
   }
-  for (const auto& [index, shard] : waits_)
-    require_replicas(std::span<const std::size_t>(order_).subspan(
-                         bounds_[shard], bounds_[shard + 1] - bounds_[shard]),
-                     replies[index], out);
-  return out;
+  if (settings_.ack_replicas > 0) {
+    covered_.clear();
+    for (const call& c : g.calls)
+      for (std::size_t i = c.first; i < c.last; ++i) covered_.push_back(order_[i]);
+    require_replicas(covered_, replies[wait_reply], out);
+  }
 }
 
 write_outcome redis_telemetry_store::probe(std::string& cleanup_error) {

@@ -44,7 +44,7 @@ class redis_telemetry_store final : public telemetry_store {
 
  private:
   // Turns the ops of a batch (packets and events) into failures when WAIT saw too few
-  // replicas. `covered` are the ops (indices) whose writes the WAIT followed.
+  // replicas. `covered` are the ops (indices into the batch) whose writes it followed.
   void require_replicas(std::span<const std::size_t> covered, const redis::value& wait_reply,
                         std::vector<write_outcome>& out) const;
   // Fills order_ with the ops' indices grouped by key shard, bounds_ with each
@@ -55,18 +55,38 @@ class redis_telemetry_store final : public telemetry_store {
   store_settings settings_;
   bool loaded_ = false;
   std::string probe_stream_;  // set during probe(): the stream key's name in its shard
-  /// The batch's commands in the wire protocol; reused, so it stops allocating.
-  redis::resp_writer encoded_;
-  // A batch's grouping by key shard, kept between batches so that they stop allocating.
+  // A batch's grouping by key shard and by master, kept between batches so that they
+  // stop allocating.
   struct call {
     std::size_t first, last;  // into order_
   };
+  // One master's round trip: its shards' calls in the wire protocol, then one WAIT.
+  struct group {
+    std::size_t master = 0;  // in the cluster's map; 0 on a single node
+    redis::resp_writer encoded;
+    std::vector<call> calls;
+  };
+  group& group_for(std::size_t master);
+  // Puts every shard's calls in the group of the master that serves it.
+  void group_all(const std::vector<write_op>& ops, redis::cluster_connection* cluster,
+                 std::vector<write_outcome>& out);
+  // Sends a group's calls (and WAIT) to its master and reads the outcomes of its ops.
+  void send_group(group& g, const std::vector<write_op>& ops, redis::cluster_connection* cluster,
+                  std::vector<write_outcome>& out);
+  // The slot every key of `shard` hashes to (its hash tag's).
+  std::uint16_t slot_of_shard(std::uint32_t shard);
+  void fail_shard(std::uint32_t shard, const std::string& why, bool retryable,
+                  std::vector<write_outcome>& out) const;
+
   std::vector<std::size_t> order_;
   std::vector<std::size_t> bounds_;
   std::vector<std::size_t> next_;
   std::vector<std::uint32_t> shard_of_;
-  std::vector<call> calls_;
-  std::vector<std::pair<std::size_t, std::size_t>> waits_;  // reply index, shard
+  std::vector<group> groups_;
+  std::size_t groups_used_ = 0;
+  std::vector<std::uint16_t> shard_slots_;
+  std::vector<std::size_t> covered_;
+  std::vector<redis::value> lessons_;  // replies the cluster's map learns from, after a batch
 };
 
 }  // namespace tgw::infra::telemetry

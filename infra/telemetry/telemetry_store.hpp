@@ -48,6 +48,11 @@ struct write_outcome {
   /// one Redis Cluster master of several failing (the writer goes on: the other
   /// masters' devices are ACKed).
   bool unreachable = false;
+  /// Not stored, and sending it again is safe: it did not run where it was sent (its
+  /// slot moved, no master serves it, the connection was refused), or it is a packet,
+  /// whose resend the store recognises by its fingerprint. The writer sends it again
+  /// once the store may have found the slot's new master, within --persist-retry-ms.
+  bool retryable = false;
 };
 
 /// One write of a batch: a packet or an event.

@@ -244,8 +244,16 @@ TEST_F(Lifecycle, EveryStartUpFailureExitsPromptlyWithOneLineWhy) {
     std::vector<std::string> flags;
     const char* said;
   };
+  // A metrics address without a port is a usage error, found before anything starts.
+  {
+    const std::string path = dir + "/metrics address.log";
+    auto gateway = serve({"--redis", url, "--metrics-addr", "nonsense"}, path);
+    EXPECT_EQ(wait_for_exit(gateway), 2) << read_file(path);
+    EXPECT_NE(read_file(path).find("--metrics-addr: 'nonsense' is not host:port"),
+              std::string::npos)
+        << read_file(path);
+  }
   const std::vector<failure> failures = {
-      {"metrics address", {"--redis", url, "--metrics-addr", "nonsense"}, "--metrics-addr"},
       {"metrics port in use",
        {"--redis", url, "--metrics-addr", "127.0.0.1:" + taken},
        "--metrics-addr"},

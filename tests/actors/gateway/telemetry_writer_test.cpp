@@ -35,6 +35,9 @@ class scripted_store final : public infra::telemetry::telemetry_store {
       if (failing) {
         out.push_back({false, false, 0, "IO error: connection refused"});
         out.back().unreachable = true;
+      } else if (batches.size() <= retryable_batches) {
+        out.push_back({false, false, 0, "MOVED 1 127.0.0.1:7001"});
+        out.back().retryable = true;
       } else if (imei == lost_imei) {
         out.push_back({false, false, 0, "IO 127.0.0.1:7000: connection refused"});
       } else if (!op.is_packet)
@@ -49,6 +52,8 @@ class scripted_store final : public infra::telemetry::telemetry_store {
   std::vector<std::vector<write_op>> batches;
   bool failing = false;
   std::string lost_imei;
+  /// The first this many batches fail as a slot that moved does: safe to send again.
+  std::size_t retryable_batches = 0;
 };
 
 struct heard {
@@ -94,7 +99,7 @@ class TelemetryWriter : public ::testing::Test {
   /// A writer that lingers 1 ms for a batch of up to `max_batch` writes, started with
   /// every other actor, so that each run_once that follows is this writer's.
   caf::actor lingering_writer(std::size_t max_batch = writer_config{}.max_batch) {
-    writer_config config;
+    writer_config config = answering_at_once();
     config.linger = std::chrono::microseconds{1000};
     config.max_batch = max_batch;
     caf::actor lingering = sys.spawn(telemetry_writer, config, store, 1, counters);
@@ -109,7 +114,14 @@ class TelemetryWriter : public ::testing::Test {
   std::shared_ptr<scripted_store> store = std::make_shared<scripted_store>();
   std::shared_ptr<infra::metrics::gateway_counters> counters =
       std::make_shared<infra::metrics::gateway_counters>();
-  caf::actor writer = sys.spawn(telemetry_writer, writer_config{}, store, 0, counters);
+  /// The writer most tests drive answers failures at once (holds nothing); the tests
+  /// of holding spawn one of their own.
+  static writer_config answering_at_once() {
+    writer_config c;
+    c.persist_retry = std::chrono::milliseconds{0};
+    return c;
+  }
+  caf::actor writer = sys.spawn(telemetry_writer, answering_at_once(), store, 0, counters);
   std::shared_ptr<heard> log = std::make_shared<heard>();
   caf::actor probe = sys.spawn(session_probe, writer, log);
 };
@@ -203,6 +215,69 @@ TEST_F(TelemetryWriter, WhileRedisIsDownEveryWriteFailsAndTheStoreRestsDuringThe
   EXPECT_EQ(store->batches.size(), 1U);
   ASSERT_EQ(log->persisted.size(), 6U);
   EXPECT_FALSE(log->persisted[5].ok);
+}
+
+// A write that failed where sending it again is safe (its slot moved) is held and sent
+// again; its sender hears once, of the success. A later write of the same device waits
+// behind it, so the answers keep their order.
+TEST_F(TelemetryWriter, AWriteSafeToSendAgainIsHeldAndSentAgainInOrder) {
+  writer_config config;
+  config.persist_retry = std::chrono::seconds{30};
+  config.retry_delay = std::chrono::milliseconds{1};
+  caf::actor holding = sys.spawn(telemetry_writer, config, store, 2, counters);
+  caf::actor device = sys.spawn(session_probe, holding, log);
+  sched.run();
+  store->retryable_batches = 1;
+  caf::anon_send(device, go_atom::value);
+  sched.run();
+  ASSERT_EQ(store->batches.size(), 1U);
+  EXPECT_TRUE(log->persisted.empty()) << "answered a packet that is held";
+  // Behind the held ones: not sent before them.
+  caf::anon_send(holding, ingest_atom::value, packet("later", 1));
+  sched.run();
+  EXPECT_EQ(store->batches.size(), 1U);
+  sched.trigger_timeouts();
+  sched.run();
+  ASSERT_EQ(store->batches.size(), 2U);
+  const auto& resent = store->batches[1];
+  ASSERT_EQ(resent.size(), 4U);  // the packets; events are answered at once
+  EXPECT_EQ(resent[0].packet.fingerprint, "a");
+  EXPECT_EQ(resent[1].packet.fingerprint, "dup");
+  EXPECT_EQ(resent[2].packet.fingerprint, "c");
+  EXPECT_EQ(resent[3].packet.fingerprint, "later");
+  ASSERT_EQ(log->persisted.size(), 3U);
+  EXPECT_EQ(log->persisted[0].stored, 2);
+  EXPECT_TRUE(log->persisted[1].duplicate);
+  EXPECT_EQ(log->persisted[2].stored, 3);
+  for (const auto& o : log->persisted) EXPECT_TRUE(o.ok) << o.error;
+  // The event request was answered with its failure when it came back.
+  ASSERT_EQ(log->responses.size(), 1U);
+  EXPECT_FALSE(log->responses[0].ok);
+  caf::anon_send_exit(device, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(holding, caf::exit_reason::user_shutdown);
+}
+
+// Held no longer than --persist-retry-ms: then answered with the failure (no ACK).
+TEST_F(TelemetryWriter, AHeldWriteIsAnsweredAsFailedWhenItsTimeIsUp) {
+  writer_config config;
+  config.persist_retry = std::chrono::milliseconds{20};
+  config.retry_delay = std::chrono::milliseconds{1};
+  caf::actor holding = sys.spawn(telemetry_writer, config, store, 2, counters);
+  caf::actor device = sys.spawn(session_probe, holding, log);
+  sched.run();
+  store->retryable_batches = 1000;
+  caf::anon_send(device, go_atom::value);
+  sched.run();
+  std::this_thread::sleep_for(std::chrono::milliseconds{30});
+  sched.trigger_timeouts();
+  sched.run();
+  ASSERT_EQ(log->persisted.size(), 3U);
+  for (const auto& o : log->persisted) {
+    EXPECT_FALSE(o.ok);
+    EXPECT_NE(o.error.find("MOVED"), std::string::npos) << o.error;
+  }
+  caf::anon_send_exit(device, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(holding, caf::exit_reason::user_shutdown);
 }
 
 // With a linger, a batch that is not full waits for the writes that arrive meanwhile.

@@ -1,4 +1,5 @@
 #include "infra/commands/command_publisher.hpp"
+#include "infra/commands/command_send.hpp"
 
 #include <gtest/gtest.h>
 
@@ -100,6 +101,49 @@ TEST_F(CommandPublisher, WatchSeesOnlyNewResponses) {
   writer.join();
   ASSERT_TRUE(ok) << error;
   EXPECT_EQ(seen, (std::vector<std::string>{"n1", "n2", "n3"}));
+}
+
+// The whole send: published, answered by the instance that holds the device, and the
+// outcome is that answer, with the replicas it asked for confirmed.
+TEST_F(CommandPublisher, SendCommandReturnsTheDevicesAnswer) {
+  if (backend.on_cluster()) GTEST_SKIP() << "WAIT 0 on a cluster: covered by the store tests";
+  place(imei, "A");
+  auto pub = publisher();
+  std::thread device([&] {
+    auto a = store("A");
+    std::string e;
+    for (int i = 0; i < 50; ++i) {
+      const auto got = a.read_new(100ms, 16, e);
+      if (got && !got->empty()) {
+        a.resolve(got->front(), {"responded", "FW 1.2", ""}, e);
+        return;
+      }
+    }
+  });
+  send_request request{imei, "getver"};
+  request.timeout = 10s;
+  const send_outcome out = send_command(pub, request);
+  device.join();
+  EXPECT_EQ(out.error, "");
+  EXPECT_EQ(out.published.status, "sent");
+  ASSERT_TRUE(out.response);
+  EXPECT_EQ(out.response->status, "responded");
+  EXPECT_EQ(out.response->response, "FW 1.2");
+  EXPECT_FALSE(out.replicas_confirmed);
+}
+
+// Redis unreachable from start to timeout: the send cannot even end the command, and
+// says that its outcome is unknown (exit 1 in tgw command send), never that it failed.
+TEST_F(CommandPublisher, SendCommandWithRedisAwayThroughoutSaysTheOutcomeIsUnknown) {
+  redis::endpoint nowhere;
+  nowhere.port = tgw::test::free_port();
+  command_publisher pub({nowhere, 200ms, 500ms, "test"}, 200ms);
+  send_request request{imei, "getver"};
+  request.timeout = 1s;
+  const send_outcome out = send_command(pub, request);
+  EXPECT_NE(out.error.find("outcome unknown"), std::string::npos) << out.error;
+  EXPECT_FALSE(out.response);
+  EXPECT_EQ(out.published.command_id.size(), 32U);
 }
 
 }  // namespace

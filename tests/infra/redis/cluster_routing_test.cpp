@@ -10,7 +10,6 @@
 #include "infra/redis/cluster_slots.hpp"
 #include "infra/redis/command_keys.hpp"
 #include "infra/redis/key_slot.hpp"
-#include "infra/redis/resp_writer.hpp"
 
 namespace tgw::infra::redis {
 namespace {
@@ -137,23 +136,6 @@ TEST(Redirect, ReadsMovedAndAskAndNothingElse) {
   EXPECT_FALSE(parse_redirect(value::make_error("MOVED x 127.0.0.1:1")));
   EXPECT_FALSE(parse_redirect(value::make_error("CLUSTERDOWN Hash slot not served")));
   EXPECT_FALSE(parse_redirect(text("MOVED 1 127.0.0.1:1")));
-}
-
-TEST(DecodeCommands, ReadsBackWhatTheWriterEncoded) {
-  resp_writer w;
-  w.begin(3);
-  w.arg("SET");
-  w.arg("k\r\n");
-  w.arg(std::int64_t{42});
-  w.begin(1);
-  w.arg("PING");
-  const auto decoded = decode_commands(w.bytes(), 2);
-  ASSERT_TRUE(decoded);
-  EXPECT_EQ(*decoded, (std::vector<std::vector<std::string>>{{"SET", "k\r\n", "42"}, {"PING"}}));
-  EXPECT_FALSE(decode_commands(w.bytes(), 3));
-  EXPECT_FALSE(decode_commands(w.bytes(), 1));
-  EXPECT_FALSE(decode_commands("*1\r\n$5\r\nPING\r\n", 1));
-  EXPECT_FALSE(decode_commands("PING\r\n", 1));
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 // masters.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "infra/redis/key_slot.hpp"
@@ -149,6 +151,101 @@ TEST_F(TelemetryStoreOnCluster, AckReplicasWaitsOnTheMastersThatWereWritten) {
     EXPECT_FALSE(o.ok);
     EXPECT_TRUE(o.under_replicated) << o.error;
   }
+}
+
+// A device whose shard's slot moved to another master after the store loaded its map:
+// its write is answered MOVED, which the store gives back as not stored and safe to
+// send again (the writer does, within --persist-retry-ms), and learns the slot's new
+// owner; the second try lands there, WAIT included. The other shards' writes go on.
+TEST_F(TelemetryStoreOnCluster, AWriteWhoseSlotMovedIsRetryableAndLandsOnTheNewOwner) {
+  auto s = store(1, 10s);
+  std::string error;
+  ASSERT_TRUE(s.load_library(error)) << error;
+  const std::string device = imei(1);
+  const std::string other = imei(2);
+  ASSERT_NE(shards.shard_of(device), shards.shard_of(other));
+  // Load the store's map with a first write.
+  for (const auto& o :
+       s.write_batch({packet_op(device, "warm", 1, 1), packet_op(other, "warm", 1, 1)}))
+    ASSERT_TRUE(o.ok) << o.error;
+  const std::uint16_t slot = redis::key_slot(keys::telemetry_stream_in(shards.prefix_of(device)));
+  const std::uint16_t from = cluster.master_of(slot);
+  std::uint16_t to = 0;
+  for (int i = 0; i < 3; ++i)
+    if (cluster.ports()[static_cast<std::size_t>(i)] != from)
+      to = cluster.ports()[static_cast<std::size_t>(i)];
+  ASSERT_NE(to, 0);
+  const std::string slot_text = std::to_string(slot);
+  const std::string from_id = redis_cluster::node(from).command({"CLUSTER", "MYID"}).text;
+  const std::string to_id = redis_cluster::node(to).command({"CLUSTER", "MYID"}).text;
+  // The slot moves with its keys (the warm-up's), as a reshard moves it.
+  auto source = redis_cluster::node(from);
+  auto target = redis_cluster::node(to);
+  ASSERT_EQ(target.command({"CLUSTER", "SETSLOT", slot_text, "IMPORTING", from_id}).text, "OK");
+  ASSERT_EQ(source.command({"CLUSTER", "SETSLOT", slot_text, "MIGRATING", to_id}).text, "OK");
+  const auto keys_in = source.command({"CLUSTER", "GETKEYSINSLOT", slot_text, "100"});
+  for (const auto& k : keys_in.elements)
+    ASSERT_EQ(
+        source.command({"MIGRATE", "127.0.0.1", std::to_string(to), k.text, "0", "5000"}).text,
+        "OK");
+  for (const std::uint16_t port : cluster.ports())
+    redis_cluster::node(port).command({"CLUSTER", "SETSLOT", slot_text, "NODE", to_id});
+  const auto first =
+      s.write_batch({packet_op(device, "moved", 1, 2), packet_op(other, "stays", 1, 2)});
+  EXPECT_FALSE(first[0].ok);
+  EXPECT_TRUE(first[0].retryable) << first[0].error;
+  EXPECT_NE(first[0].error.find("MOVED"), std::string::npos) << first[0].error;
+  EXPECT_TRUE(first[1].ok) << first[1].error;
+  const auto second = s.write_batch({packet_op(device, "moved", 1, 2)});
+  ASSERT_TRUE(second[0].ok) << second[0].error;
+  EXPECT_FALSE(second[0].duplicate);
+  EXPECT_EQ(redis_cluster::node(to)
+                .command({"XLEN", keys::telemetry_stream_in(shards.prefix_of(device))})
+                .integer,
+            2);
+}
+
+// A master killed: its shards' writes fail retryable (a packet resent later is
+// recognised by its fingerprint) while the other masters' writes go on; once its
+// replica is promoted, the same writes succeed there.
+TEST_F(TelemetryStoreOnCluster, AKilledMastersWritesAreRetryableUntilItsReplicaTakesOver) {
+  // No WAIT: the promoted replica has no replica of its own left to confirm with.
+  auto s = store();
+  std::string error;
+  ASSERT_TRUE(s.load_library(error)) << error;
+  std::vector<write_op> ops;
+  for (int d = 0; d < 30; ++d) ops.push_back(packet_op(imei(d), "a", 1, d));
+  for (const auto& o : s.write_batch(ops)) ASSERT_TRUE(o.ok) << o.error;
+  const std::uint16_t victim = cluster.ports()[0];
+  cluster.kill(victim);
+  for (auto& op : ops) op.packet.fingerprint = "b";
+  const auto during = s.write_batch(ops);
+  std::size_t failed = 0, ok = 0;
+  for (const auto& o : during) {
+    if (o.ok) {
+      ++ok;
+    } else {
+      ++failed;
+      EXPECT_TRUE(o.retryable) << o.error;
+      EXPECT_FALSE(o.unreachable) << o.error;
+    }
+  }
+  EXPECT_GT(failed, 0U);
+  EXPECT_GT(ok, 0U);
+  // Sent again until the replica is promoted: every write lands, none twice.
+  std::vector<write_outcome> after;
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  do {
+    std::this_thread::sleep_for(200ms);
+    after = s.write_batch(ops);
+  } while (std::any_of(after.begin(), after.end(), [](const auto& o) { return !o.ok; }) &&
+           std::chrono::steady_clock::now() < end);
+  for (const auto& o : after) EXPECT_TRUE(o.ok) << o.error;
+  std::int64_t entries = 0;
+  auto c = client();
+  for (std::uint32_t shard = 0; shard < shard_count; ++shard)
+    entries += c.command({"XLEN", keys::telemetry_stream_in(shards.prefix(shard))}).integer;
+  EXPECT_EQ(entries, 60);  // 30 packets, then 30 more, each stored once
 }
 
 }  // namespace
