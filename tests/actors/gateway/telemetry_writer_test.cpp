@@ -122,6 +122,17 @@ class TelemetryWriter : public ::testing::Test {
     return c;
   }
   caf::actor writer = sys.spawn(telemetry_writer, answering_at_once(), store, 0, counters);
+  /// A writer that holds writes safe to send again for `persist_retry`, trying every
+  /// millisecond, and a device probe on it; both started.
+  std::pair<caf::actor, caf::actor> holding_writer(std::chrono::milliseconds persist_retry) {
+    writer_config config;
+    config.persist_retry = persist_retry;
+    config.retry_delay = std::chrono::milliseconds{1};
+    caf::actor holding = sys.spawn(telemetry_writer, config, store, 2, counters);
+    caf::actor device = sys.spawn(session_probe, holding, log);
+    sched.run();
+    return {holding, device};
+  }
   std::shared_ptr<heard> log = std::make_shared<heard>();
   caf::actor probe = sys.spawn(session_probe, writer, log);
 };
@@ -221,12 +232,7 @@ TEST_F(TelemetryWriter, WhileRedisIsDownEveryWriteFailsAndTheStoreRestsDuringThe
 // again; its sender hears once, of the success. A later write of the same device waits
 // behind it, so the answers keep their order.
 TEST_F(TelemetryWriter, AWriteSafeToSendAgainIsHeldAndSentAgainInOrder) {
-  writer_config config;
-  config.persist_retry = std::chrono::seconds{30};
-  config.retry_delay = std::chrono::milliseconds{1};
-  caf::actor holding = sys.spawn(telemetry_writer, config, store, 2, counters);
-  caf::actor device = sys.spawn(session_probe, holding, log);
-  sched.run();
+  auto [holding, device] = holding_writer(std::chrono::seconds{30});
   store->retryable_batches = 1;
   caf::anon_send(device, go_atom::value);
   sched.run();
@@ -259,12 +265,7 @@ TEST_F(TelemetryWriter, AWriteSafeToSendAgainIsHeldAndSentAgainInOrder) {
 
 // Held no longer than --persist-retry-ms: then answered with the failure (no ACK).
 TEST_F(TelemetryWriter, AHeldWriteIsAnsweredAsFailedWhenItsTimeIsUp) {
-  writer_config config;
-  config.persist_retry = std::chrono::milliseconds{20};
-  config.retry_delay = std::chrono::milliseconds{1};
-  caf::actor holding = sys.spawn(telemetry_writer, config, store, 2, counters);
-  caf::actor device = sys.spawn(session_probe, holding, log);
-  sched.run();
+  auto [holding, device] = holding_writer(std::chrono::milliseconds{20});
   store->retryable_batches = 1000;
   caf::anon_send(device, go_atom::value);
   sched.run();
