@@ -31,6 +31,7 @@ void failure_log::failed(const failure_cause& cause, std::uint64_t lost, clock::
     }
     ++failures_total_;
     lost_total_ += lost;
+    last_failure_ = now;
     auto [it, first] = causes_.try_emplace(cause.label);
     per_cause& c = it->second;
     ++c.failures;
@@ -58,6 +59,7 @@ void failure_log::succeeded(clock::time_point now) {
   {
     const std::lock_guard lock(mutex_);
     if (!failing_.load(std::memory_order_relaxed)) return;
+    if (now - last_failure_ < settings_.settle) return;
     failing_.store(false, std::memory_order_release);
     std::string causes;
     for (const auto& [label, c] : causes_) causes += (causes.empty() ? "" : ", ") + label;

@@ -31,6 +31,10 @@ class failure_log {
     std::string consequence;  ///< What a spell means: "devices are not ACKed".
     std::string unit;         ///< What `lost` counts: "packet(s) not ACKed".
     std::chrono::milliseconds interval{30'000};
+    /// A success ends a spell only this long after its last failure: while one Redis
+    /// Cluster master of several is down, batches that miss it succeed in between, and
+    /// the spell goes on rather than ending and starting again every few milliseconds.
+    std::chrono::milliseconds settle{1000};
   };
 
   explicit failure_log(settings s, line_sink sink = {});
@@ -39,7 +43,7 @@ class failure_log {
 
   /// A failure with `cause`; `lost` is what it cost, in the settings' unit.
   void failed(const failure_cause& cause, std::uint64_t lost, clock::time_point now);
-  /// A success: ends a spell if one is on.
+  /// A success: ends a spell if one is on and its last failure is `settle` old.
   void succeeded(clock::time_point now);
   /// True between a failure and the next success.
   [[nodiscard]] bool failing() const noexcept { return failing_.load(std::memory_order_acquire); }
@@ -56,6 +60,7 @@ class failure_log {
   std::atomic<bool> failing_{false};
   std::mutex mutex_;
   clock::time_point since_{};
+  clock::time_point last_failure_{};
   std::uint64_t failures_total_ = 0;
   std::uint64_t lost_total_ = 0;
   std::map<std::string, per_cause> causes_;

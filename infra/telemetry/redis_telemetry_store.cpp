@@ -110,6 +110,10 @@ void redis_telemetry_store::require_replicas(std::span<const std::size_t> covere
     if (!out[i].ok) continue;
     out[i].ok = false;
     out[i].under_replicated = true;
+    // Stored on the master: a packet sent again is recognised by its fingerprint, and
+    // its WAIT asked again once a replica is back (a failover's promoted replica has
+    // none until the old master rejoins).
+    out[i].retryable = true;
     out[i].error = why;
   }
 }

@@ -67,5 +67,20 @@ TEST_F(FailureLog, TheEndOfASpellIsOneLineWithItsLengthAndCost) {
   EXPECT_NE(lines[3].find("persist: failing"), std::string::npos);
 }
 
+// One Redis Cluster master of three down: batches that miss it succeed between its
+// failures. The spell goes on until a second passes without one: no line each time.
+TEST_F(FailureLog, SuccessesBetweenFailuresDoNotEndTheSpell) {
+  for (int i = 0; i < 50; ++i) {
+    log.failed(noperm, 1, t0 + 20ms * i);
+    log.succeeded(t0 + 20ms * i + 10ms);
+  }
+  EXPECT_EQ(lines.size(), 1U);
+  EXPECT_TRUE(log.failing());
+  log.succeeded(t0 + 980ms + 1s);
+  ASSERT_EQ(lines.size(), 2U);
+  EXPECT_NE(lines[1].find("recovered after 2.0 s (noperm); 50 failure(s)"), std::string::npos)
+      << lines[1];
+}
+
 }  // namespace
 }  // namespace tgw::infra::health
