@@ -265,8 +265,7 @@ int run_gateway(const infra::serve_options& o) {
   if (!o.tls_cert.empty()) {
     infra::net::tls_settings settings{
         o.tls_cert, o.tls_key, o.tls_client_ca,
-        o.tls_ciphers.empty() ? infra::net::tls_settings::default_ciphers : o.tls_ciphers,
-        o.tls_records != "openssl"};
+        o.tls_ciphers.empty() ? infra::net::tls_settings::default_ciphers : o.tls_ciphers};
     std::string error;
     auto context = infra::net::tls_server_context::load(settings, error);
     if (!context) {

@@ -108,14 +108,6 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
                       net::tls_settings::default_ciphers + ")")
       ->envname("TGW_TLS_CIPHERS")
       ->needs(tls_cert);
-  cmd->add_option("--tls-records", o->tls_records,
-                  "Who carries an AES-GCM session's records after the handshake: tgw (its "
-                  "own record layer on OpenSSL's AES-GCM; an idle session holds its keys, "
-                  "not OpenSSL's 14 KiB) or openssl (every session stays in OpenSSL)")
-      ->envname("TGW_TLS_RECORDS")
-      ->check(CLI::IsMember({"tgw", "openssl"}))
-      ->capture_default_str()
-      ->needs(tls_cert);
   cmd->add_option("--tls-handshakes", o->tls_handshakes,
                   "TLS handshakes running at once over the instance; more wait their turn "
                   "(within --handshake-timeout-ms). Each holds about 45 KiB while it runs, "

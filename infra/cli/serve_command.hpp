@@ -37,8 +37,7 @@ struct serve_options {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;
-  std::string tls_ciphers;          ///< Empty: tls_settings::default_ciphers.
-  std::string tls_records = "tgw";  ///< "tgw" or "openssl": who carries a session's records.
+  std::string tls_ciphers;  ///< Empty: tls_settings::default_ciphers.
   /// TLS on its own port, --port staying plain; 0: --port itself speaks TLS.
   std::uint16_t tls_port = 0;
   std::string proxy_protocol = "off";

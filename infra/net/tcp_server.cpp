@@ -369,10 +369,10 @@ class tcp_connection final : public device_link,
     if (!closed_ && !reading_ && phase_ == phase::framing) wait_readable();
   }
 
-  // An idle connection holds no receive buffer: a plain one, and a TLS one whose
-  // records the gateway carries, waits with a read into its small landing area; one
-  // left in OpenSSL waits for readability, as OpenSSL reads the socket itself. Memory
-  // is taken only while bytes are in.
+  // An idle connection holds no receive buffer: a plain one waits with a read into its
+  // small landing area, a TLS one for readability, as OpenSSL reads the socket itself
+  // (and gives its buffers back while the device is quiet). Memory is taken only while
+  // bytes are in.
   void wait_readable() {
     if (closed_ || reading_ || in_flight_ >= settings_->limits.max_frames_in_flight) return;
     if (unread_) {
@@ -385,7 +385,7 @@ class tcp_connection final : public device_link,
       });
       return;
     }
-    if (tls_ && !tls_->offloaded()) {
+    if (tls_) {
       wait_socket(tcp::socket::wait_read);
     } else {
       receive_into_landing();
@@ -395,9 +395,8 @@ class tcp_connection final : public device_link,
   // A read, not a readiness wait: Asio's reactor re-arms the descriptor with an
   // epoll_ctl on every async_wait (a syscall per packet), whereas a read that is
   // queued after the socket was found drained waits on the edge-triggered
-  // registration it already has. The landing area holds a 1-record packet whole, or
-  // the TLS record around it; a larger one is read on from the socket into the
-  // framer, or by the record layer.
+  // registration it already has. The landing area holds a 1-record packet whole; a
+  // larger one is read on from the socket into the framer.
   void receive_into_landing() {
     reading_ = true;
     socket_.async_read_some(asio::buffer(landing_), landing_read{shared_from_this()});
@@ -425,12 +424,6 @@ class tcp_connection final : public device_link,
       return;
     }
     const auto fresh = std::span<const std::uint8_t>(landing_).first(n);
-    if (tls_) {
-      // Sealed bytes: the record layer opens them in the read that follows.
-      tls_->received(fresh, n < landing_.size());
-      read_available();
-      return;
-    }
     framer_.append(fresh);
     take_received(fresh, n == landing_.size());
   }
@@ -502,8 +495,11 @@ class tcp_connection final : public device_link,
     bool want_write = false;
     const std::size_t n = read_some(space, error, would_block, want_write);
     if (would_block) {
-      unread_ = false;
-      if (tls_ && !want_write) tls_->release_buffers();
+      // A TLS read stops after one receive from the socket (infra/net/tls_channel.hpp):
+      // one that did not empty it reads on in a later turn, after the other
+      // connections of the thread.
+      unread_ = tls_ && !want_write && !tls_->socket_drained();
+      if (tls_ && !want_write && !unread_) tls_->release_buffers();
       if (want_write)
         wait_socket(tcp::socket::wait_write);
       else
@@ -554,9 +550,8 @@ class tcp_connection final : public device_link,
   // Under glibc's 1 KiB large-chunk threshold: a larger request makes malloc
   // consolidate its fast bins, once per read. A 10-record packet fits.
   static constexpr std::size_t read_chunk = 1000;
-  // A 1-record Codec 8 Extended packet with a few IO elements is 60-120 bytes, and
-  // 29 more in a TLS 1.2 AES-GCM record (22 in TLS 1.3). Its size is what is left of
-  // the connection's size class (the static_assert below).
+  // A 1-record Codec 8 Extended packet with a few IO elements is 60-120 bytes. Its
+  // size is what is left of the connection's size class (the static_assert below).
   static constexpr std::size_t landing_size = 168;
 
   void write_next() {
@@ -649,7 +644,15 @@ class tcp_connection final : public device_link,
     boost::system::error_code ec;
     // The sweep held the connection; it lives to the end of this function.
     const auto held = settings_->alive ? sweep_->remove(this) : nullptr;
-    if (tls_) tls_->shutdown();
+    if (tls_) {
+      // The socket closes next either way; a close_notify that did not go out is
+      // only worth a line when debugging a device.
+      std::string why;
+      const tls_result r = tls_->shutdown(why);
+      if (r.status == tls_status::want_write || r.status == tls_status::failed)
+        spdlog::debug("connection from {}: close_notify not sent: {}", peer(),
+                      r.status == tls_status::failed ? why : "socket full");
+    }
     socket_.shutdown(tcp::socket::shutdown_both, ec);
     socket_.close(ec);
     // A write in flight still reads its buffer; the write handler frees it.

@@ -13,7 +13,6 @@
 
 #include "codecs/avl_encode.hpp"
 #include "codecs/tcp_framer.hpp"
-#include "infra/net/tls_key_export.hpp"
 
 namespace tgw::infra::sim {
 namespace {
@@ -126,10 +125,6 @@ void fleet::start() {
       tls_->load_verify_file(options_.tls_ca_file);  // Throws with OpenSSL's reason.
       tls_->set_verify_mode(net::asio::ssl::verify_peer);
     }
-    // Sessions leave OpenSSL after the handshake, as the gateway's do: a device's
-    // TLS costs the simulator (on the gateway's cores in benchmarks) what the
-    // record layer costs, not OpenSSL's per-call overhead.
-    net::capture_traffic_secrets(tls_->native_handle());
   }
   env_ = std::make_unique<device_environment>(
       device_environment{options_, generator_, counters_, tcp_target, udp_target,

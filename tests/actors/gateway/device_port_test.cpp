@@ -177,14 +177,8 @@ TEST_F(DevicePort, ATlsDeviceHandshakesSendsAndIsAckedOnlyAfterItsRecordsAreStor
       1);
 }
 
-// Run once with tgw's record layer (the default) and once with OpenSSL carrying
-// every record (--tls-records openssl).
-class DevicePortRecords : public DevicePort, public ::testing::WithParamInterface<std::string> {};
-
-TEST_P(DevicePortRecords, OverTlsALargeFrameAndABurstOfFramesInOneRecordAreAllAcked) {
-  auto flags = tls_flags();
-  flags.insert(flags.end(), {"--tls-records", GetParam()});
-  start(flags);
+TEST_F(DevicePort, OverTlsALargeFrameAndABurstOfFramesInOneRecordAreAllAcked) {
+  start(tls_flags());
   tls_device d(port, trusting(ca.cert));
   ASSERT_TRUE(d.established()) << d.error();
   d.send(handshake_packet(imei_a));
@@ -210,8 +204,6 @@ TEST_P(DevicePortRecords, OverTlsALargeFrameAndABurstOfFramesInOneRecordAreAllAc
   for (int i = 0; i < 6; ++i) EXPECT_EQ(d.receive(4), ack(1)) << i;
   EXPECT_EQ(db.command({"XLEN", "telemetry:records"}).integer, 60 + 2 + 6);
 }
-
-INSTANTIATE_TEST_SUITE_P(Carriers, DevicePortRecords, ::testing::Values("tgw", "openssl"));
 
 TEST_F(DevicePort, ADeviceThatTrustsAnotherCaRefusesTheGateway) {
   start(tls_flags());
@@ -433,9 +425,8 @@ TEST_F(DevicePort, BadTlsAndProxyFlagsAreClearErrorsAtStart) {
       {{"--tls-cert", server_cert.key, "--tls-key", server_cert.key}, "not a PEM certificate"},
       {{"--tls-cert", server_cert.cert}, "--tls-key"},
       {{"--tls-port", "5999"}, "--tls-cert"},
-      {{"--tls-cert", server_cert.cert, "--tls-key", server_cert.key, "--tls-records", "kernel"},
+      {{"--tls-cert", server_cert.cert, "--tls-key", server_cert.key, "--tls-records", "tgw"},
        "--tls-records"},
-      {{"--tls-records", "openssl"}, "--tls-cert"},
       {{"--proxy-protocol", "v3"}, "--proxy-protocol"},
   };
   for (const auto& c : cases) {
