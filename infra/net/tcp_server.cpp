@@ -661,8 +661,10 @@ class tcp_connection final : public device_link,
     if (listener_) {
       listener_->on_closed(reason);
       listener_.reset();  // breaks the cycle session -> link -> listener -> session
-    } else if (reason != "shutdown") {
-      // No session was made: the preamble's outcome is told here or nowhere.
+    }
+    if (!identified_ && reason != "shutdown") {
+      // No device was identified, so no session has anything to say: the outcome of
+      // the preamble, or of a TLS session that ended before the IMEI, is told here.
       spdlog::info("connection from {}{}: closed before its handshake: {}", peer(),
                    via_ ? " via " + *via_ : "", reason);
     }
