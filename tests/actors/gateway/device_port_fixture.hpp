@@ -60,6 +60,10 @@ inline std::string as_text(const bytes& b) {
   return {b.begin(), b.end()};
 }
 
+inline bytes text_bytes(const std::string& s) {
+  return {s.begin(), s.end()};
+}
+
 /// A PROXY v2 header for an IPv4 TCP connection from a.b.c.d:port.
 inline std::string proxy_v2(std::array<std::uint8_t, 4> source, std::uint16_t port) {
   bytes h = {0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51,
