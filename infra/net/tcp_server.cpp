@@ -61,8 +61,8 @@ struct exact_allocator {
 // otherwise be throttled as one client. An address a PROXY header names is never
 // exempt: a header may name any address.
 bool is_loopback(const capture::ip_endpoint& e) {
-  return std::ranges::any_of(loopback_prefixes(),
-                             [&](const ip_prefix& p) { return p.contains(e); });
+  static const std::vector<ip_prefix> loopback = loopback_prefixes();
+  return std::ranges::any_of(loopback, [&](const ip_prefix& p) { return p.contains(e); });
 }
 
 // TLS records start with a 5-byte header: content type, version, length. The first
