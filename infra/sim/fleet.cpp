@@ -117,8 +117,9 @@ void fleet::start() {
       tls_->use_certificate_chain_file(options_.tls_cert_file);
       tls_->use_private_key_file(options_.tls_key_file, net::asio::ssl::context::pem);
     }
-    if (options_.tls_version == "1.2")
-      SSL_CTX_set_max_proto_version(tls_->native_handle(), TLS1_2_VERSION);
+    if (options_.tls_version == "1.2" &&
+        SSL_CTX_set_max_proto_version(tls_->native_handle(), TLS1_2_VERSION) != 1)
+      throw std::runtime_error("--tls-version 1.2: OpenSSL refused to stop at TLS 1.2");
     if (options_.tls_ca_file.empty()) {
       tls_->set_verify_mode(net::asio::ssl::verify_none);
     } else {
