@@ -107,9 +107,10 @@ void reload(allowlist_keeper* allowlist, infra::net::tls_context_source* tls) {
   }
 }
 
-// Loopback sources are exempt (infra/net/tcp_server.cpp).
+// A loopback peer without a PROXY header is exempt (infra/net/tcp_server.cpp).
 infra::net::address_limit_settings address_limit_settings(const infra::serve_options& o) {
-  return {o.per_address_rate, o.per_address_burst, o.per_address_handshakes};
+  return {o.per_address_rate, o.per_address_burst, o.per_address_handshakes,
+          static_cast<unsigned>(o.per_address_ipv6_prefix)};
 }
 
 // What the device listeners count, summed over the plain and the TLS port.
@@ -132,7 +133,8 @@ infra::metrics::live_gauges live_gauges(
         {"accepted", sum(&c::accepted)},
         {"refused_over_limit", sum(&c::refused_over_limit)},
         {"refused_address_limit", sum(&c::refused_address)},
-        {"refused_proxy_header", sum(&c::refused_proxy)}};
+        {"refused_proxy_header", sum(&c::refused_proxy)},
+        {"refused_proxy_source", sum(&c::refused_proxy_source)}};
   };
   g.framing_errors = [servers](std::size_t e) {
     double total = 0;
@@ -285,8 +287,7 @@ int run_gateway(const infra::serve_options& o) {
   if (!o.tls_cert.empty()) {
     infra::net::tls_settings settings{
         o.tls_cert, o.tls_key, o.tls_client_ca,
-        o.tls_ciphers.empty() ? infra::net::tls_settings::default_ciphers : o.tls_ciphers,
-        o.tls_records != "openssl"};
+        o.tls_ciphers.empty() ? infra::net::tls_settings::default_ciphers : o.tls_ciphers};
     std::string error;
     auto context = infra::net::tls_server_context::load(settings, error);
     if (!context) {
@@ -299,6 +300,12 @@ int run_gateway(const infra::serve_options& o) {
   const auto proxy = infra::net::parse_proxy_mode(o.proxy_protocol);
   if (!proxy) {
     spdlog::error("--proxy-protocol {}: expected off, v1, v2 or any", o.proxy_protocol);
+    return 2;
+  }
+  std::string proxy_from_error;
+  const auto proxy_from = infra::net::parse_prefixes(o.proxy_from, proxy_from_error);
+  if (!proxy_from) {
+    spdlog::error("--proxy-from {}: {}", o.proxy_from, proxy_from_error);
     return 2;
   }
   if (o.tls_port != 0 && o.tls_port == o.port) {
@@ -552,6 +559,7 @@ int run_gateway(const infra::serve_options& o) {
   infra::net::io_pool io(static_cast<std::size_t>(io_threads));
   infra::net::connection_limits limits;
   limits.max_frame_size = o.max_frame_size;
+  limits.first_byte_timeout = std::chrono::milliseconds{o.first_byte_timeout_ms};
   limits.handshake_timeout = std::chrono::milliseconds{o.handshake_timeout_ms};
   limits.idle_timeout = std::chrono::seconds{o.idle_timeout_s};
   limits.max_connections = o.max_connections;
@@ -566,7 +574,7 @@ int run_gateway(const infra::serve_options& o) {
     return std::make_unique<infra::net::tcp_server>(
         io, infra::net::tcp::endpoint{infra::net::asio::ip::make_address(o.bind), port}, limits,
         make_session, capture,
-        infra::net::listener_security{*proxy, on_tls, address_limits,
+        infra::net::listener_security{*proxy, *proxy_from, on_tls, address_limits,
                                       on_tls ? tls_handshakes : nullptr});
   };
   // --port is plain unless TLS has no port of its own; --tls-port is TLS.
@@ -651,8 +659,8 @@ int run_gateway(const infra::serve_options& o) {
     spdlog::info("TLS on tcp {}:{}{}", o.bind, tls_server ? tls_server->port() : server->port(),
                  tls_server ? ", plain TCP stays on " + std::to_string(server->port()) : "");
   if (*proxy != infra::net::proxy_mode::off)
-    spdlog::info("PROXY protocol {} required on every TCP connection",
-                 infra::net::to_string(*proxy));
+    spdlog::info("PROXY protocol {} required on every TCP connection, from {} only",
+                 infra::net::to_string(*proxy), o.proxy_from);
 
   int signal = 0;
   if (allowlist) {

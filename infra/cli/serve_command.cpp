@@ -111,18 +111,11 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
                       net::tls_settings::default_ciphers + ")")
       ->envname("TGW_TLS_CIPHERS")
       ->needs(tls_cert);
-  cmd->add_option("--tls-records", o->tls_records,
-                  "Who carries an AES-GCM session's records after the handshake: tgw (its "
-                  "own record layer on OpenSSL's AES-GCM; an idle session holds its keys, "
-                  "not OpenSSL's 14 KiB) or openssl (every session stays in OpenSSL)")
-      ->envname("TGW_TLS_RECORDS")
-      ->check(CLI::IsMember({"tgw", "openssl"}))
-      ->capture_default_str()
-      ->needs(tls_cert);
   cmd->add_option("--tls-handshakes", o->tls_handshakes,
                   "TLS handshakes running at once over the instance; more wait their turn "
-                  "(within --handshake-timeout-ms). Each holds about 45 KiB while it runs, "
-                  "and a storm of reconnects would otherwise leave that behind (0: no limit)")
+                  "(within --handshake-timeout-ms). A connection takes a slot once its "
+                  "ClientHello is whole. Each holds about 45 KiB while it runs, and a storm "
+                  "of reconnects would otherwise leave that behind (0: no limit)")
       ->envname("TGW_TLS_HANDSHAKES")
       ->capture_default_str()
       ->needs(tls_cert);
@@ -138,9 +131,16 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_PROXY_PROTOCOL")
       ->check(CLI::IsMember({"off", "v1", "v2", "any"}))
       ->capture_default_str();
+  cmd->add_option("--proxy-from", o->proxy_from,
+                  "CIDR[,CIDR...] of the balancers: with --proxy-protocol, a connection "
+                  "from any other address is closed unread and counted (its header could "
+                  "name any address)")
+      ->envname("TGW_PROXY_FROM")
+      ->capture_default_str();
   cmd->add_option("--per-address-rate", o->per_address_rate,
-                  "New connections per second one source address may open (0: no limit; "
-                  "loopback is exempt)")
+                  "New connections per second one source address may open (0: no limit). "
+                  "The address is the PROXY header's when there is one; a loopback peer "
+                  "without a header is exempt")
       ->envname("TGW_PER_ADDRESS_RATE")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -151,12 +151,25 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--per-address-handshakes", o->per_address_handshakes,
                   "Connections of one source address still in their handshake (PROXY, TLS, "
-                  "IMEI) at once (0: no limit)")
+                  "IMEI) at once (0: no limit); well below --tls-handshakes, so that a few "
+                  "addresses cannot hold every slot")
       ->envname("TGW_PER_ADDRESS_HANDSHAKES")
+      ->capture_default_str();
+  cmd->add_option("--per-address-ipv6-prefix", o->per_address_ipv6_prefix,
+                  "IPv6 sources are one address to the per-address limits per prefix of "
+                  "this many bits (a host is commonly given a whole /64)")
+      ->envname("TGW_PER_ADDRESS_IPV6_PREFIX")
+      ->check(CLI::Range(1, 128))
       ->capture_default_str();
   cmd->add_option("--max-frame-size", o->max_frame_size, "Largest frame accepted, bytes")
       ->envname("TGW_MAX_FRAME_SIZE")
       ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--first-byte-timeout-ms", o->first_byte_timeout_ms,
+                  "Time a new connection has to send its first byte (a PROXY header, the "
+                  "balancer's, does not count)")
+      ->envname("TGW_FIRST_BYTE_TIMEOUT_MS")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--handshake-timeout-ms", o->handshake_timeout_ms,
                   "Time a new connection has to send its IMEI")

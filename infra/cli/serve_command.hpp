@@ -37,17 +37,22 @@ struct serve_options {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;
-  std::string tls_ciphers;          ///< Empty: tls_settings::default_ciphers.
-  std::string tls_records = "tgw";  ///< "tgw" or "openssl": who carries a session's records.
+  std::string tls_ciphers;  ///< Empty: tls_settings::default_ciphers.
   /// TLS on its own port, --port staying plain; 0: --port itself speaks TLS.
   std::uint16_t tls_port = 0;
   std::string proxy_protocol = "off";
-  /// Per source address; 0 turns a limit off. Loopback sources are exempt.
+  /// CIDR blocks of the balancers a PROXY header is accepted from.
+  std::string proxy_from = "127.0.0.0/8,::1/128";
+  /// Per source address (the PROXY header's, if any); 0 turns a limit off. A loopback
+  /// peer without a header is exempt.
   double per_address_rate = 100;
   double per_address_burst = 200;
-  std::size_t per_address_handshakes = 256;
+  /// Well below tls_handshakes, so that a few addresses cannot take every slot.
+  std::size_t per_address_handshakes = 32;
+  int per_address_ipv6_prefix = 64;  ///< IPv6 sources are counted per prefix this long.
   std::size_t tls_handshakes = 256;  ///< TLS handshakes at once over the instance; 0: no bound.
   std::size_t max_frame_size = std::size_t{16} * 1024;
+  int first_byte_timeout_ms = 3'000;
   int handshake_timeout_ms = 10'000;
   int idle_timeout_s = 1800;
   int udp_idle_timeout_s = 0;  ///< 0: idle_timeout_s.

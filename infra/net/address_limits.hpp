@@ -7,6 +7,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "infra/capture/ip_endpoint.hpp"
+
 namespace tgw::infra::net {
 
 /// Per source address: how many new connections a second, and how many may be in
@@ -16,6 +18,9 @@ struct address_limit_settings {
   /// Connections allowed at once after a quiet spell; at least 1 when the rate is on.
   double burst = 0;
   std::size_t handshakes = 0;
+  /// IPv6 sources are counted per prefix of this many bits: a single host is commonly
+  /// given a whole /64, so counting per /128 would give it 2^64 quotas.
+  unsigned ipv6_prefix = 64;
 };
 
 enum class address_verdict : std::uint8_t { admitted, over_rate, over_handshakes };
@@ -27,6 +32,12 @@ enum class address_verdict : std::uint8_t { admitted, over_rate, over_handshakes
 class address_limits {
  public:
   explicit address_limits(address_limit_settings settings);
+
+  /// The key an address is counted under: an IPv4 address (IPv4-mapped IPv6 taken as
+  /// the IPv4 address it carries) alone, an IPv6 address by its prefix.
+  [[nodiscard]] std::string key_of(const capture::ip_endpoint& address) const;
+  /// What that key stands for, for logs: "198.51.100.7", "2001:db8:0:1::/64".
+  [[nodiscard]] std::string describe(const capture::ip_endpoint& address) const;
 
   /// On admission the address holds one handshake until handshake_over().
   address_verdict admit(const std::string& address, std::chrono::steady_clock::time_point now =

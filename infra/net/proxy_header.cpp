@@ -6,6 +6,8 @@
 #include <array>
 #include <cstring>
 
+#include "infra/net/ip_prefix.hpp"
+
 namespace tgw::infra::net {
 namespace {
 
@@ -58,26 +60,51 @@ bool parse_port(std::string_view text, std::uint16_t& out) {
   return true;
 }
 
+// The spec's address forms: TCP4 a dotted quad (7 to 15 characters), TCP6 an RFC 4291
+// address (at most 39). The character check comes first: inet_pton would stop at a
+// NUL and accept what came before it.
 bool parse_address(std::string_view text, bool v6, capture::ip_endpoint& out) {
-  if (text.size() > 45) return false;
-  char buf[46] = {};
+  const std::size_t shortest = v6 ? 2 : 7;
+  const std::size_t longest = v6 ? 39 : 15;
+  if (text.size() < shortest || text.size() > longest) return false;
+  const bool allowed = std::all_of(text.begin(), text.end(), [v6](char c) {
+    return (c >= '0' && c <= '9') || c == '.' ||
+           (v6 && (c == ':' || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
+  });
+  if (!allowed) return false;
+  char buf[40] = {};
   std::memcpy(buf, text.data(), text.size());
   out.v6 = v6;
   out.address = {};
   return ::inet_pton(v6 ? AF_INET6 : AF_INET, buf, out.address.data()) == 1;
 }
 
+// The spec's line is US-ASCII text: a byte outside the printable range (a NUL, a
+// control character, a lone CR or LF) is no header, and is refused as soon as seen.
+bool printable(std::uint8_t b) {
+  return b >= 0x20 && b <= 0x7E;
+}
+
 proxy_parse parse_v1(std::span<const std::uint8_t> bytes) {
   if (!matches_so_far(bytes, as_bytes(v1_prefix)))
     return failed("expected a PROXY protocol v1 header, got " + first_bytes(bytes));
   const std::size_t window = std::min(bytes.size(), v1_max);
-  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), window);
-  const std::size_t crlf = text.find("\r\n");
-  if (crlf == std::string_view::npos) {
+  std::size_t end = 0;
+  while (end < window && printable(bytes[end])) ++end;
+  if (end == window) {
     if (bytes.size() >= v1_max) return failed("PROXY v1 header longer than 107 bytes");
     return {};
   }
-  const std::string_view line = text.substr(0, crlf);
+  // The first byte that is not text must start the CRLF that ends the line.
+  if (bytes[end] != '\r' || (end + 1 < bytes.size() && bytes[end + 1] != '\n'))
+    return failed("PROXY v1 header holds a byte that is not text (0x" +
+                  first_bytes(bytes.subspan(end, 1)) + ") before its CRLF");
+  if (end + 1 >= window) {
+    if (end + 1 >= v1_max) return failed("PROXY v1 header longer than 107 bytes");
+    return {};
+  }
+  const std::size_t crlf = end;
+  const std::string_view line(reinterpret_cast<const char*>(bytes.data()), crlf);
   // Fields are separated by exactly one space; a seventh field or an empty one
   // (two spaces, a trailing space) makes the line malformed.
   std::array<std::string_view, 7> fields{};
@@ -108,6 +135,8 @@ proxy_parse parse_v1(std::span<const std::uint8_t> bytes) {
   if (!parse_port(fields[4], p.header.source.port) ||
       !parse_port(fields[5], p.header.destination.port))
     return failed("PROXY v1 port is not a number from 0 to 65535");
+  p.header.source = unmapped(p.header.source);
+  p.header.destination = unmapped(p.header.destination);
   p.header.has_addresses = true;
   return p;
 }
@@ -151,6 +180,8 @@ proxy_parse parse_v2(std::span<const std::uint8_t> bytes) {
   std::copy(a + ip, a + 2 * ip, p.header.destination.address.begin());
   p.header.source.port = static_cast<std::uint16_t>(a[2 * ip] << 8 | a[2 * ip + 1]);
   p.header.destination.port = static_cast<std::uint16_t>(a[2 * ip + 2] << 8 | a[2 * ip + 3]);
+  p.header.source = unmapped(p.header.source);
+  p.header.destination = unmapped(p.header.destination);
   p.header.has_addresses = true;
   return p;
 }

@@ -1,5 +1,7 @@
 #include "infra/net/tcp_server.hpp"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -54,14 +56,26 @@ struct exact_allocator {
   }
 };
 
-// Loopback sources are exempt from the per-address limits: local tools, a simulator
-// or a balancer on the same host without PROXY protocol would otherwise be throttled
-// as one client.
+// A connection's own loopback peer is exempt from the per-address limits: local
+// tools, a simulator or a balancer on the same host without PROXY protocol would
+// otherwise be throttled as one client. An address a PROXY header names is never
+// exempt: a header may name any address.
 bool is_loopback(const capture::ip_endpoint& e) {
-  if (!e.v6) return e.address[0] == 127;
-  static constexpr std::array<std::uint8_t, 16> v6_loopback = {0, 0, 0, 0, 0, 0, 0, 0,
-                                                               0, 0, 0, 0, 0, 0, 0, 1};
-  return e.address == v6_loopback;
+  static const std::vector<ip_prefix> loopback = loopback_prefixes();
+  return std::ranges::any_of(loopback, [&](const ip_prefix& p) { return p.contains(e); });
+}
+
+// TLS records start with a 5-byte header: content type, version, length. The first
+// record of a TLS client is a handshake record (type 22) of at most 2^14 bytes.
+constexpr std::size_t tls_record_header = 5;
+constexpr std::uint8_t tls_handshake_record = 22;
+constexpr std::size_t tls_max_plaintext = 16384;
+
+// Whether the peer has shut its side down (or the socket failed): a wait for more
+// bytes than it holds would then never end.
+bool hung_up(int fd) {
+  pollfd p{fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) != 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 // Why a read ended the connection, in the words the session journals.
@@ -100,10 +114,12 @@ struct connection_sweep : std::enable_shared_from_this<connection_sweep> {
 /// lives as long as a read, a write, a timer or the session layer holds it.
 ///
 /// Before its first frame a connection may go through a preamble, each step on its
-/// own io thread: the balancer's PROXY header (read with MSG_PEEK, then exactly its
-/// length, so no device byte is taken early), the per-address limits (with the real
-/// address), and the TLS handshake. Only then is the listener (the session actor)
-/// made, and the capture opened with the device's address.
+/// own io thread: the balancer's PROXY header (only from a --proxy-from address; read
+/// with MSG_PEEK, then exactly its length, so no device byte is taken early), the
+/// per-address limits (with the real address), and the TLS handshake, which takes a
+/// slot of the handshake gate only once the device's ClientHello record is whole in
+/// the kernel. Only then is the listener (the session actor) made, and the capture
+/// opened with the device's address.
 class tcp_connection final : public device_link,
                              public std::enable_shared_from_this<tcp_connection> {
  public:
@@ -130,12 +146,17 @@ class tcp_connection final : public device_link,
     asio::post(executor(), [self = shared_from_this()]() mutable {
       if (self->closed_ || !self->settings_->alive) return;
       self->sweep_->add(self);
-      if (self->settings_->security.proxy != proxy_mode::off) {
-        self->phase_ = phase::proxy;
-        self->wait_socket(tcp::socket::wait_read);
-      } else {
+      if (self->settings_->security.proxy == proxy_mode::off) {
         self->after_proxy();
+        return;
       }
+      if (!self->from_balancer()) {
+        self->server_.counters_.refused_proxy_source.fetch_add(1, std::memory_order_relaxed);
+        self->shutdown("PROXY protocol: " + self->peer() + " is not in --proxy-from");
+        return;
+      }
+      self->phase_ = phase::proxy;
+      self->wait_socket(tcp::socket::wait_read);
     });
   }
 
@@ -183,26 +204,73 @@ class tcp_connection final : public device_link,
   }
 
  private:
-  enum class phase : std::uint8_t { proxy, tls, framing };
+  enum class phase : std::uint8_t { proxy, hello, tls, framing };
 
   // --- preamble -----------------------------------------------------------------
 
-  void read_proxy_header() {
-    std::array<std::uint8_t, max_proxy_header> head{};
+  bool from_balancer() const {
+    return device_known_ &&
+           std::ranges::any_of(settings_->security.proxy_from,
+                               [&](const ip_prefix& p) { return p.contains(device_); });
+  }
+
+  // Waits until the socket holds at least `n` bytes, or the peer hangs up. A wait for
+  // readability alone would end at once while bytes peeked before are still there
+  // (Asio re-arms the descriptor, and epoll reports unread bytes again), and the
+  // connection would spin; with SO_RCVLOWAT the kernel wakes it only when the bytes
+  // it needs are in, so a peer dripping them a byte at a time costs no wake-ups.
+  void wait_for_bytes(std::size_t n) {
     boost::system::error_code ec;
-    const std::size_t n = socket_.receive(asio::buffer(head), tcp::socket::message_peek, ec);
+    socket_.set_option(asio::socket_base::receive_low_watermark(static_cast<int>(n)), ec);
+    if (ec) {
+      shutdown("cannot wait for " + std::to_string(n) + " bytes: " + ec.message());
+      return;
+    }
+    raised_low_watermark_ = n > 1;
+    wait_socket(tcp::socket::wait_read);
+  }
+
+  // Back to waking on every byte, for the steps that read rather than peek.
+  bool lower_watermark() {
+    if (!raised_low_watermark_) return true;
+    boost::system::error_code ec;
+    socket_.set_option(asio::socket_base::receive_low_watermark(1), ec);
+    if (ec) {
+      shutdown("cannot reset the socket's receive low-water mark: " + ec.message());
+      return false;
+    }
+    raised_low_watermark_ = false;
+    return true;
+  }
+
+  // Peeks at the bytes the socket holds: how many there are, or 0 when there are none
+  // yet (a wait is started) or the connection ended before `what` came.
+  std::size_t peek(std::span<std::uint8_t> into, const char* what) {
+    boost::system::error_code ec;
+    const std::size_t n =
+        socket_.receive(asio::buffer(into.data(), into.size()), tcp::socket::message_peek, ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) {
       wait_socket(tcp::socket::wait_read);
-      return;
+      return 0;
     }
     if (ec || n == 0) {
-      shutdown(ec ? "read failed: " + ec.message() : "peer closed before its PROXY header");
-      return;
+      shutdown(ec ? "read failed: " + ec.message() : std::string("peer closed before its ") + what);
+      return 0;
     }
+    return n;
+  }
+
+  void read_proxy_header() {
+    std::array<std::uint8_t, max_proxy_header> head{};
+    const std::size_t n = peek(head, "PROXY header");
+    if (n == 0) return;
     const proxy_parse p = parse_proxy_header(std::span(head).first(n), settings_->security.proxy);
     if (p.status == proxy_status::need_more) {
-      // Peeked bytes stay in the socket; the next segment wakes the wait again.
-      wait_socket(tcp::socket::wait_read);
+      // Peeked bytes stay in the socket: wait for one more.
+      if (hung_up(socket_.native_handle()))
+        shutdown("peer closed before its PROXY header was complete");
+      else
+        wait_for_bytes(n + 1);
       return;
     }
     if (p.status == proxy_status::error) {
@@ -210,7 +278,9 @@ class tcp_connection final : public device_link,
       shutdown("PROXY protocol: " + p.error);
       return;
     }
+    if (!lower_watermark()) return;
     // Take exactly the header: the device's first byte stays for the framer or TLS.
+    boost::system::error_code ec;
     socket_.receive(asio::buffer(head.data(), p.length), 0, ec);
     if (ec) {
       shutdown("read failed: " + ec.message());
@@ -227,36 +297,71 @@ class tcp_connection final : public device_link,
   }
 
   void after_proxy() {
-    if (settings_->security.limits && settings_->security.limits->enabled() &&
-        !is_loopback(device_)) {
-      const address_verdict v = settings_->security.limits->admit(address_key());
+    const auto& limits = settings_->security.limits;
+    // via_: the address came from a PROXY header, which is counted whatever it says.
+    if (limits && limits->enabled() && (via_ || !is_loopback(device_))) {
+      const address_verdict v = limits->admit(limits->key_of(device_));
       holds_limit_ = v == address_verdict::admitted;
       if (!holds_limit_) {
         if (settings_->alive)
           server_.counters_.refused_address.fetch_add(1, std::memory_order_relaxed);
         shutdown(v == address_verdict::over_rate
-                     ? "refused: too many new connections from " + address_text()
-                     : "refused: too many handshakes in progress from " + address_text());
+                     ? "refused: too many new connections from " + limits->describe(device_)
+                     : "refused: too many handshakes in progress from " +
+                           limits->describe(device_));
         return;
       }
     }
     if (settings_->security.tls) {
-      phase_ = phase::tls;
-      if (settings_->security.handshakes && !settings_->security.handshakes->enter(
-                                                [weak = weak_from_this()] {
-                                                  auto self = weak.lock();
-                                                  if (!self) return false;
-                                                  asio::post(self->executor(),
-                                                             [self] { self->begin_tls(); });
-                                                  return true;
-                                                },
-                                                gate_ticket_)) {
-        return;  // Waits for a slot; the handshake timeout runs meanwhile.
-      }
-      begin_tls();
+      phase_ = phase::hello;
+      await_client_hello();
       return;
     }
     begin_framing();
+  }
+
+  // TLS: the device's first record, its ClientHello, whole in the socket before an SSL
+  // object and a slot of the handshake gate are spent on it. Until then the bytes stay
+  // in the kernel, peeked at, so a client that connects and says nothing, or drips its
+  // ClientHello a byte at a time, holds no slot that a device ready to talk waits for.
+  // Bytes that are no TLS handshake record go to OpenSSL at once, which refuses them
+  // with its own reason and alert.
+  void await_client_hello() {
+    std::array<std::uint8_t, tls_record_header> head{};
+    const std::size_t n = peek(head, "TLS handshake");
+    if (n == 0) return;
+    first_byte_ = true;
+    std::size_t needed = tls_record_header;
+    if (n == tls_record_header) {
+      const std::size_t length = std::size_t{head[3]} << 8 | head[4];
+      needed = length <= tls_max_plaintext ? tls_record_header + length : 0;
+    }
+    boost::system::error_code ec;
+    if (head[0] != tls_handshake_record || needed == 0 || socket_.available(ec) >= needed) {
+      if (ec) {
+        shutdown("read failed: " + ec.message());
+        return;
+      }
+      if (lower_watermark()) enter_handshake_gate();
+      return;
+    }
+    if (hung_up(socket_.native_handle()))
+      shutdown("peer closed before its TLS ClientHello was complete");
+    else
+      wait_for_bytes(needed);
+  }
+
+  void enter_handshake_gate() {
+    phase_ = phase::tls;
+    const auto& gate = settings_->security.handshakes;
+    const auto start = [weak = weak_from_this()] {
+      auto self = weak.lock();
+      if (!self) return false;
+      asio::post(self->executor(), [self] { self->begin_tls(); });
+      return true;
+    };
+    // Otherwise it waits for a slot; the handshake timeout runs meanwhile.
+    if (!gate || gate->enter(start, gate_ticket_)) begin_tls();
   }
 
   // With a slot of the handshake gate, if there is one.
@@ -339,18 +444,9 @@ class tcp_connection final : public device_link,
     wait_readable();
   }
 
-  // The address the per-address limits count: the device's, without its port.
-  std::string address_key() const {
-    return std::string(reinterpret_cast<const char*>(device_.address.data()), device_.v6 ? 16 : 4);
-  }
-  std::string address_text() const {
-    const std::string text = device_.to_string();
-    return text.substr(0, text.rfind(':'));
-  }
-
   void release_limit() {
     if (!holds_limit_) return;
-    settings_->security.limits->handshake_over(address_key());
+    settings_->security.limits->handshake_over(settings_->security.limits->key_of(device_));
     holds_limit_ = false;
   }
 
@@ -369,10 +465,10 @@ class tcp_connection final : public device_link,
     if (!closed_ && !reading_ && phase_ == phase::framing) wait_readable();
   }
 
-  // An idle connection holds no receive buffer: a plain one, and a TLS one whose
-  // records the gateway carries, waits with a read into its small landing area; one
-  // left in OpenSSL waits for readability, as OpenSSL reads the socket itself. Memory
-  // is taken only while bytes are in.
+  // An idle connection holds no receive buffer: a plain one waits with a read into its
+  // small landing area, a TLS one for readability, as OpenSSL reads the socket itself
+  // (and gives its buffers back while the device is quiet). Memory is taken only while
+  // bytes are in.
   void wait_readable() {
     if (closed_ || reading_ || in_flight_ >= settings_->limits.max_frames_in_flight) return;
     if (unread_) {
@@ -385,7 +481,7 @@ class tcp_connection final : public device_link,
       });
       return;
     }
-    if (tls_ && !tls_->offloaded()) {
+    if (tls_) {
       wait_socket(tcp::socket::wait_read);
     } else {
       receive_into_landing();
@@ -395,9 +491,8 @@ class tcp_connection final : public device_link,
   // A read, not a readiness wait: Asio's reactor re-arms the descriptor with an
   // epoll_ctl on every async_wait (a syscall per packet), whereas a read that is
   // queued after the socket was found drained waits on the edge-triggered
-  // registration it already has. The landing area holds a 1-record packet whole, or
-  // the TLS record around it; a larger one is read on from the socket into the
-  // framer, or by the record layer.
+  // registration it already has. The landing area holds a 1-record packet whole; a
+  // larger one is read on from the socket into the framer.
   void receive_into_landing() {
     reading_ = true;
     socket_.async_read_some(asio::buffer(landing_), landing_read{shared_from_this()});
@@ -425,12 +520,6 @@ class tcp_connection final : public device_link,
       return;
     }
     const auto fresh = std::span<const std::uint8_t>(landing_).first(n);
-    if (tls_) {
-      // Sealed bytes: the record layer opens them in the read that follows.
-      tls_->received(fresh, n < landing_.size());
-      read_available();
-      return;
-    }
     framer_.append(fresh);
     take_received(fresh, n == landing_.size());
   }
@@ -449,6 +538,9 @@ class tcp_connection final : public device_link,
       switch (self->phase_) {
         case phase::proxy:
           self->read_proxy_header();
+          break;
+        case phase::hello:
+          self->await_client_hello();
           break;
         case phase::tls:
           self->continue_handshake();
@@ -502,8 +594,11 @@ class tcp_connection final : public device_link,
     bool want_write = false;
     const std::size_t n = read_some(space, error, would_block, want_write);
     if (would_block) {
-      unread_ = false;
-      if (tls_ && !want_write) tls_->release_buffers();
+      // A TLS read stops after one receive from the socket (infra/net/tls_channel.hpp):
+      // one that did not empty it reads on in a later turn, after the other
+      // connections of the thread.
+      unread_ = tls_ && !want_write && !tls_->socket_drained();
+      if (tls_ && !want_write && !unread_) tls_->release_buffers();
       if (want_write)
         wait_socket(tcp::socket::wait_write);
       else
@@ -524,6 +619,7 @@ class tcp_connection final : public device_link,
   // and read or wait for more.
   void take_received(std::span<const std::uint8_t> fresh, bool more_in_socket) {
     unread_ = more_in_socket;
+    first_byte_ = first_byte_ || !fresh.empty();
     if (capture_) capture_->recorder->data(capture_->id, true, fresh);
     while (!closed_) {
       const codecs::frame_result r = framer_.next();
@@ -554,9 +650,8 @@ class tcp_connection final : public device_link,
   // Under glibc's 1 KiB large-chunk threshold: a larger request makes malloc
   // consolidate its fast bins, once per read. A 10-record packet fits.
   static constexpr std::size_t read_chunk = 1000;
-  // A 1-record Codec 8 Extended packet with a few IO elements is 60-120 bytes, and
-  // 29 more in a TLS 1.2 AES-GCM record (22 in TLS 1.3). Its size is what is left of
-  // the connection's size class (the static_assert below).
+  // A 1-record Codec 8 Extended packet with a few IO elements is 60-120 bytes. Its
+  // size is what is left of the connection's size class (the static_assert below).
   static constexpr std::size_t landing_size = 168;
 
   void write_next() {
@@ -625,15 +720,22 @@ class tcp_connection final : public device_link,
   }
 
   // For the sweep of its io context: closes the connection if its deadline passed.
-  // The handshake's counts from the start, the idle timeout from the last read.
+  // The first byte's and the handshake's count from the start, the idle timeout from
+  // the last read.
   friend struct connection_sweep;
   bool close_if_past_deadline(std::chrono::steady_clock::time_point now) {
     if (closed_) return false;
     if (!identified_) {
+      if (!first_byte_ && now >= last_read_ + settings_->limits.first_byte_timeout) {
+        shutdown(phase_ == phase::proxy ? "first-byte timeout (no PROXY header)"
+                                        : "first-byte timeout (the device sent nothing)");
+        return true;
+      }
       if (now < last_read_ + settings_->limits.handshake_timeout) return false;
-      shutdown(phase_ == phase::proxy ? "handshake timeout (no PROXY header)"
-               : phase_ == phase::tls ? "handshake timeout (TLS)"
-                                      : "handshake timeout");
+      shutdown(phase_ == phase::proxy   ? "handshake timeout (no PROXY header)"
+               : phase_ == phase::hello ? "handshake timeout (TLS ClientHello incomplete)"
+               : phase_ == phase::tls   ? "handshake timeout (TLS)"
+                                        : "handshake timeout");
       return true;
     }
     if (now < last_read_ + settings_->limits.idle_timeout) return false;
@@ -649,7 +751,15 @@ class tcp_connection final : public device_link,
     boost::system::error_code ec;
     // The sweep held the connection; it lives to the end of this function.
     const auto held = settings_->alive ? sweep_->remove(this) : nullptr;
-    if (tls_) tls_->shutdown();
+    if (tls_) {
+      // The socket closes next either way; a close_notify that did not go out is
+      // only worth a line when debugging a device.
+      std::string why;
+      const tls_result r = tls_->shutdown(why);
+      if (r.status == tls_status::want_write || r.status == tls_status::failed)
+        spdlog::debug("connection from {}: close_notify not sent: {}", peer(),
+                      r.status == tls_status::failed ? why : "socket full");
+    }
     socket_.shutdown(tcp::socket::shutdown_both, ec);
     socket_.close(ec);
     // A write in flight still reads its buffer; the write handler frees it.
@@ -658,8 +768,10 @@ class tcp_connection final : public device_link,
     if (listener_) {
       listener_->on_closed(reason);
       listener_.reset();  // breaks the cycle session -> link -> listener -> session
-    } else if (reason != "shutdown") {
-      // No session was made: the preamble's outcome is told here or nowhere.
+    }
+    if (!identified_ && reason != "shutdown") {
+      // No device was identified, so no session has anything to say: the outcome of
+      // the preamble, or of a TLS session that ended before the IMEI, is told here.
       spdlog::info("connection from {}{}: closed before its handshake: {}", peer(),
                    via_ ? " via " + *via_ : "", reason);
     }
@@ -704,6 +816,8 @@ class tcp_connection final : public device_link,
   bool writing_ = false;
   bool identified_ = false;
   bool closed_ = false;
+  bool first_byte_ = false;  ///< The device sent a byte (a PROXY header is not the device's).
+  bool raised_low_watermark_ = false;  ///< SO_RCVLOWAT is above 1 (wait_for_bytes).
   bool holds_limit_ = false;       ///< This connection holds a handshake in its address's limits.
   bool holds_gate_ = false;        ///< Whether a slot of the handshake gate is this connection's.
   std::uint64_t gate_ticket_ = 0;  ///< Its place in that gate's line while it waits.
@@ -768,9 +882,10 @@ tcp_server::tcp_server(io_pool& pool, const tcp::endpoint& where, connection_lim
       capture_(std::move(capture)),
       settings_(std::make_shared<connection_settings>()) {
   settings_->limits = limits;
-  // A deadline is met within an eighth of the shorter timeout, and at most a second late.
-  const auto period = std::clamp(std::min(limits.handshake_timeout, limits.idle_timeout) / 8,
-                                 std::chrono::milliseconds{10}, std::chrono::milliseconds{1000});
+  // A deadline is met within an eighth of the shortest timeout, and at most a second late.
+  const auto period = std::clamp(
+      std::min({limits.first_byte_timeout, limits.handshake_timeout, limits.idle_timeout}) / 8,
+      std::chrono::milliseconds{10}, std::chrono::milliseconds{1000});
   for (std::size_t i = 0; i < pool.size(); ++i)
     sweeps_.push_back(std::make_shared<connection_sweep>(pool.at(i), period));
   settings_->security = std::move(security);

@@ -16,6 +16,7 @@
 #include "infra/net/device_link.hpp"
 #include "infra/net/handshake_gate.hpp"
 #include "infra/net/io_pool.hpp"
+#include "infra/net/ip_prefix.hpp"
 #include "infra/net/proxy_header.hpp"
 #include "infra/net/tls_context.hpp"
 
@@ -28,6 +29,11 @@ namespace tgw::infra::net {
 /// Limits on device connections; every one has a flag in `tgw serve`.
 struct connection_limits {
   std::size_t max_frame_size = codecs::default_max_frame_size;
+  /// A connection whose device has sent no byte by then is closed. A PROXY header is
+  /// the balancer's and does not count. Shorter than the handshake timeout: a silent
+  /// connection holds an address's handshake quota and a descriptor, and a device
+  /// that means to speak does so at once.
+  std::chrono::milliseconds first_byte_timeout{3'000};
   std::chrono::milliseconds handshake_timeout{10'000};
   std::chrono::milliseconds idle_timeout{30 * 60 * 1000};
   std::size_t max_connections = 100'000;
@@ -40,9 +46,14 @@ struct connection_limits {
 /// done on the connection's io thread, before a session actor exists.
 struct listener_security {
   proxy_mode proxy = proxy_mode::off;
+  /// The balancers: with `proxy` on, a connection from outside these blocks is closed
+  /// before a byte of it is read, since its header would name any address it likes.
+  std::vector<ip_prefix> proxy_from = loopback_prefixes();
   /// TLS on this listener; null: plain TCP.
   std::shared_ptr<tls_context_source> tls;
   /// Per source address limits, shared by every listener of the instance; null: none.
+  /// They count the address a PROXY header names, whatever it is; a connection
+  /// without one counts under its peer's address, loopback exempt (local tools).
   std::shared_ptr<address_limits> limits;
   /// TLS handshakes running at once, shared by every TLS listener; null: no bound.
   std::shared_ptr<handshake_gate> handshakes;
@@ -54,6 +65,8 @@ struct server_counters {
   std::atomic<std::uint64_t> refused_over_limit{0};
   /// Closed for a missing, malformed or oversized PROXY header.
   std::atomic<std::uint64_t> refused_proxy{0};
+  /// Closed unread: PROXY protocol is on and the peer is not in `proxy_from`.
+  std::atomic<std::uint64_t> refused_proxy_source{0};
   /// Refused by the per-address limits (rate or handshakes in progress).
   std::atomic<std::uint64_t> refused_address{0};
   std::atomic<std::uint64_t> tls_established{0};

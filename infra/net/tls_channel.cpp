@@ -5,7 +5,6 @@
 
 #include <sys/socket.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -18,6 +17,13 @@ using socket_state = tls_channel::socket_state;
 int socket_read(BIO* bio, char* out, int size) {
   auto* socket = static_cast<socket_state*>(BIO_get_data(bio));
   BIO_clear_retry_flags(bio);
+  if (!socket->may_receive) {
+    // This call had its receive: OpenSSL is told to retry, and the connection reads
+    // on in a later turn. `drained` stays what that receive found.
+    BIO_set_retry_read(bio);
+    return -1;
+  }
+  socket->may_receive = false;
   const ssize_t n = ::recv(socket->fd, out, static_cast<std::size_t>(size), 0);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
@@ -54,88 +60,102 @@ int socket_create(BIO* bio) {
   return 1;
 }
 
+BIO_METHOD* make_socket_method() {
+  const int index = BIO_get_new_index();
+  if (index == -1) return nullptr;
+  BIO_METHOD* m = BIO_meth_new(index | BIO_TYPE_SOURCE_SINK, "tgw device socket");
+  if (m == nullptr) return nullptr;
+  if (BIO_meth_set_read(m, socket_read) != 1 || BIO_meth_set_write(m, socket_write) != 1 ||
+      BIO_meth_set_ctrl(m, socket_ctrl) != 1 || BIO_meth_set_create(m, socket_create) != 1) {
+    BIO_meth_free(m);
+    return nullptr;
+  }
+  return m;
+}
+
+// Made once for the process; null if OpenSSL could not make it, and then every
+// session fails to start, with the reason.
 const BIO_METHOD* socket_method() {
-  static BIO_METHOD* const method = [] {
-    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "tgw device socket");
-    BIO_meth_set_read(m, socket_read);
-    BIO_meth_set_write(m, socket_write);
-    BIO_meth_set_ctrl(m, socket_ctrl);
-    BIO_meth_set_create(m, socket_create);
-    return m;
-  }();
+  static BIO_METHOD* const method = make_socket_method();
   return method;
 }
 
 }  // namespace
 
 tls_channel::tls_channel(const tls_server_context& context, int fd)
-    : tls_channel(context.native(), fd, role::server, context.offload_records()) {}
+    : tls_channel(context.native(), fd, role::server) {}
 
-tls_channel::tls_channel(ssl_ctx_st* context, int fd, role side, bool offload)
-    : socket_{fd, false}, ssl_(SSL_new(context)), server_(side == role::server) {
-  BIO* bio = ssl_ != nullptr ? BIO_new(socket_method()) : nullptr;
+tls_channel::tls_channel(ssl_ctx_st* context, int fd, role side)
+    : socket_{fd, false, true}, ssl_(SSL_new(context)) {
+  const BIO_METHOD* method = socket_method();
+  BIO* bio = ssl_ != nullptr && method != nullptr ? BIO_new(method) : nullptr;
   if (bio == nullptr) {
     SSL_free(ssl_);
-    throw std::runtime_error("cannot start a TLS session");
+    ERR_clear_error();
+    throw std::runtime_error("cannot start a TLS session (OpenSSL out of memory?)");
   }
   BIO_set_data(bio, &socket_);
   SSL_set_bio(ssl_, bio, bio);  // The SSL owns the BIO from here.
+  SSL_set_msg_callback(ssl_, on_message);
+  if (SSL_set_msg_callback_arg(ssl_, this) != 1) {
+    SSL_free(ssl_);
+    ERR_clear_error();
+    throw std::runtime_error("cannot start a TLS session (message callback refused)");
+  }
   if (side == role::server)
     SSL_set_accept_state(ssl_);
   else
     SSL_set_connect_state(ssl_);
-  if (offload) {
-    secrets_ = std::make_unique<tls_handshake_secrets>();
-    attach_secrets(ssl_, secrets_.get());
-  }
 }
 
 tls_channel::~tls_channel() {
-  if (ssl_ != nullptr) SSL_free(ssl_);
+  SSL_free(ssl_);
 }
 
 // The error queue is per thread and shared by every session of the io thread: it is
 // cleared before each call so that SSL_get_error judges this call alone.
-tls_result tls_channel::handshake(std::string& error) {
-  ERR_clear_error();
-  errno = 0;
-  const tls_result r = outcome(SSL_do_handshake(ssl_), error);
-  if (r.status == tls_status::done && secrets_) take_over();
-  return r;
-}
-
-void tls_channel::take_over() {
-  std::string why;
-  records_ = export_records(ssl_, server_, *secrets_, why);
-  secrets_.reset();
-  if (!records_) {
-    // OpenSSL keeps the session; it may read ahead from now on.
-    SSL_set_read_ahead(ssl_, 1);
-    return;
-  }
-  const char* name = SSL_get_cipher_name(ssl_);
-  cipher_name_ = name != nullptr ? name : "-";
-  SSL_free(ssl_);
-  ssl_ = nullptr;
-}
-
-tls_result tls_channel::read(std::span<std::uint8_t> into, std::string& error) {
-  if (records_) return records_read(into, error);
+void tls_channel::begin_call() {
   ERR_clear_error();
   errno = 0;
   // Only a recv made by this very call may say the socket is empty now.
   socket_.drained = false;
+  socket_.may_receive = true;
+}
+
+tls_result tls_channel::handshake(std::string& error) {
+  begin_call();
+  return outcome(SSL_do_handshake(ssl_), error);
+}
+
+void tls_channel::on_message(int write_p, int, int content_type, const void* buf, std::size_t len,
+                             ssl_st*, void* arg) {
+  if (write_p != 0 || content_type != SSL3_RT_HANDSHAKE || len == 0) return;
+  if (*static_cast<const std::uint8_t*>(buf) != SSL3_MT_KEY_UPDATE) return;
+  ++static_cast<tls_channel*>(arg)->key_updates_in_a_row_;
+}
+
+tls_result tls_channel::read(std::span<std::uint8_t> into, std::string& error) {
+  begin_call();
   std::size_t n = 0;
   const int ret = SSL_read_ex(ssl_, into.data(), into.size(), &n);
   tls_result r = outcome(ret, error);
-  if (r.status == tls_status::done) r.bytes = n;
+  if (r.status == tls_status::done) {
+    r.bytes = n;
+    // Application data after the updates that came before it: those were a device's.
+    if (key_updates_in_a_row_ <= max_key_updates_in_a_row) key_updates_in_a_row_ = 0;
+  }
+  if (key_updates_in_a_row_ > max_key_updates_in_a_row && r.status != tls_status::failed) {
+    error = std::to_string(key_updates_in_a_row_) +
+            " TLS KeyUpdates without application data between them (at most " +
+            std::to_string(max_key_updates_in_a_row) + ")";
+    failed_ = true;
+    return {tls_status::failed, 0};
+  }
   return r;
 }
 
 tls_result tls_channel::write(std::span<const std::uint8_t> bytes, std::string& error) {
-  if (records_) return records_write(bytes, error);
-  ERR_clear_error();
-  errno = 0;
+  begin_call();
   std::size_t n = 0;
   const int ret = SSL_write_ex(ssl_, bytes.data(), bytes.size(), &n);
   tls_result r = outcome(ret, error);
@@ -143,42 +163,28 @@ tls_result tls_channel::write(std::span<const std::uint8_t> bytes, std::string& 
   return r;
 }
 
-void tls_channel::release_buffers() {
-  if (records_) {
-    // A partial record and unsent bytes stay, as they must.
-    if (plain_.empty()) std::vector<std::uint8_t>().swap(plain_);
-    if (partial_.empty()) std::vector<std::uint8_t>().swap(partial_);
-    if (out_.empty()) std::vector<std::uint8_t>().swap(out_);
-    return;
-  }
-  // Refuses (returns 0) while a buffer holds data; then they stay, as they must.
-  (void)SSL_free_buffers(ssl_);
+bool tls_channel::release_buffers() {
+  return SSL_free_buffers(ssl_) == 1;
 }
 
-void tls_channel::shutdown() {
-  if (records_) {
-    // close_notify (RFC 8446 6.1): level warning, description 0; never waits.
-    static constexpr std::uint8_t close_notify[] = {1, 0};
-    records_->seal(tls_content::alert, close_notify, out_);
-    std::string ignored;
-    (void)flush(ignored);
-    return;
-  }
-  if (SSL_is_init_finished(ssl_) == 0) return;
-  ERR_clear_error();
-  (void)SSL_shutdown(ssl_);
-  ERR_clear_error();
+tls_result tls_channel::shutdown(std::string& error) {
+  // Before the handshake ends there is no session to close; after a fatal alert,
+  // OpenSSL's alert was the last word and nothing may follow it.
+  if (failed_ || SSL_is_init_finished(ssl_) != 1 ||
+      (SSL_get_shutdown(ssl_) & SSL_SENT_SHUTDOWN) != 0)
+    return {tls_status::closed, 0};
+  begin_call();
+  const int ret = SSL_shutdown(ssl_);
+  // 0: close_notify went out and the peer's has not come, which is not waited for.
+  if (ret >= 0) return {tls_status::done, 0};
+  return outcome(ret, error);
 }
 
 bool tls_channel::more_to_read() const {
-  if (records_) return !plain_.empty() || peer_closed_ || !socket_.drained;
   return SSL_has_pending(ssl_) == 1 || !socket_.drained;
 }
 
 std::string tls_channel::describe() const {
-  if (records_)
-    return std::string(records_->version() == tls_version::tls12 ? "TLSv1.2 " : "TLSv1.3 ") +
-           cipher_name_;
   const char* cipher = SSL_get_cipher_name(ssl_);
   return std::string(SSL_get_version(ssl_)) + " " + (cipher != nullptr ? cipher : "-");
 }
@@ -199,14 +205,19 @@ tls_result tls_channel::outcome(int ret, std::string& error) {
       if (ERR_peek_error() == 0 && saved_errno == 0) return {tls_status::closed, 0};
       if (ERR_peek_error() == 0) {
         error = std::strerror(saved_errno);
+        failed_ = true;
         return {tls_status::failed, 0};
       }
       [[fallthrough]];
     default: {
-      const unsigned long e = ERR_get_error();
+      // The last error is the TLS layer's verdict ("decryption failed or bad record
+      // mac"); those before it are the steps that led there ("cipher operation
+      // failed").
+      const unsigned long e = ERR_peek_last_error();
       const char* reason = e != 0 ? ERR_reason_error_string(e) : nullptr;
       error = reason != nullptr ? reason : "unknown TLS error";
       ERR_clear_error();
+      failed_ = true;
       return {tls_status::failed, 0};
     }
   }

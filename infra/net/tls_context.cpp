@@ -8,8 +8,6 @@
 #include <ctime>
 #include <fstream>
 
-#include "infra/net/tls_key_export.hpp"
-
 namespace tgw::infra::net {
 namespace {
 
@@ -31,14 +29,18 @@ bool readable(const std::string& path) {
 
 std::string name_of(const X509_NAME* name) {
   char buf[256] = {};
-  X509_NAME_oneline(name, buf, sizeof buf);
+  if (X509_NAME_oneline(name, buf, sizeof buf) == nullptr) {
+    ERR_clear_error();
+    return "(unreadable name)";
+  }
   return buf;
 }
 
+// Empty if OpenSSL cannot digest the certificate.
 std::string sha256_fingerprint(const X509* cert) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
-  X509_digest(cert, EVP_sha256(), md, &n);
+  if (X509_digest(cert, EVP_sha256(), md, &n) != 1) return {};
   static constexpr char digits[] = "0123456789ABCDEF";
   std::string out;
   for (unsigned int i = 0; i < n; ++i) {
@@ -47,12 +49,6 @@ std::string sha256_fingerprint(const X509* cert) {
     out += digits[md[i] & 0xF];
   }
   return out;
-}
-
-std::chrono::system_clock::time_point to_time_point(const ASN1_TIME* t) {
-  std::tm tm{};
-  if (ASN1_TIME_to_tm(t, &tm) != 1) return {};
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
 
 std::string utc_text(std::chrono::system_clock::time_point t) {
@@ -87,19 +83,23 @@ std::shared_ptr<const tls_server_context> tls_server_context::load(const tls_set
     return nullptr;
   }
   std::shared_ptr<tls_server_context> out(new tls_server_context(ctx));
-  out->offload_records_ = settings.offload_records;
-  if (settings.offload_records) capture_traffic_secrets(ctx);
   // TLS 1.2 is what the devices speak (Teltonika documents 1.1 and 1.2; 1.1 is
   // deprecated by RFC 8996 and refused); 1.3 for everything newer.
-  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-  SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION);
+  if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+      SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1) {
+    error = "cannot limit TLS to versions 1.2 and 1.3: " + openssl_errors();
+    return nullptr;
+  }
   // No renegotiation (a client could make the server redo the expensive part at
   // will); compression off (CRIME). A device that loses power or coverage closes
   // without close_notify: that is an ordinary close here, not a protocol error.
+  // (SSL_CTX_set_options and _set_mode return the options now in force; they cannot
+  // fail.)
   SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
                                SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_IGNORE_UNEXPECTED_EOF);
-  // RELEASE_BUFFERS: an idle connection gives its 16 KiB read and write buffers back,
-  // which is what keeps an idle TLS device near the memory of a plain one.
+  // RELEASE_BUFFERS: a session gives its 16 KiB read and write buffers back whenever
+  // they are empty, so an idle device holds none (docs/PERFORMANCE.md, "What an idle
+  // TLS session holds").
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   // Read ahead: one recv takes whatever the socket holds (a packet's records and
   // more), rather than a 5-byte header and then the record, two syscalls each.
@@ -108,9 +108,12 @@ std::shared_ptr<const tls_server_context> tls_server_context::load(const tls_set
   // hold a session per connection, up to 20,000 of them, for devices that reconnect
   // rarely. One ticket, not OpenSSL's two: every handshake writes one record less.
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-  SSL_CTX_set_num_tickets(ctx, 1);
   static const unsigned char session_context[] = "tgw-device-port";
-  SSL_CTX_set_session_id_context(ctx, session_context, sizeof session_context - 1);
+  if (SSL_CTX_set_num_tickets(ctx, 1) != 1 ||
+      SSL_CTX_set_session_id_context(ctx, session_context, sizeof session_context - 1) != 1) {
+    error = "cannot set up TLS session resumption: " + openssl_errors();
+    return nullptr;
+  }
 
   if (SSL_CTX_set_cipher_list(ctx, settings.ciphers.c_str()) != 1) {
     error =
@@ -146,8 +149,21 @@ std::shared_ptr<const tls_server_context> tls_server_context::load(const tls_set
   }
 
   const X509* cert = SSL_CTX_get0_certificate(ctx);
-  out->not_after_ = to_time_point(X509_get0_notAfter(cert));
+  if (cert == nullptr) {
+    error = "--tls-cert " + settings.cert_file + ": no certificate loaded";
+    return nullptr;
+  }
+  std::tm not_after{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(cert), &not_after) != 1) {
+    error = "--tls-cert " + settings.cert_file + ": unreadable expiry date: " + openssl_errors();
+    return nullptr;
+  }
+  out->not_after_ = std::chrono::system_clock::from_time_t(timegm(&not_after));
   out->fingerprint_ = sha256_fingerprint(cert);
+  if (out->fingerprint_.empty()) {
+    error = "--tls-cert " + settings.cert_file + ": cannot digest it: " + openssl_errors();
+    return nullptr;
+  }
   out->description_ = "subject " + name_of(X509_get_subject_name(cert)) + ", issuer " +
                       name_of(X509_get_issuer_name(cert)) + ", valid until " +
                       utc_text(out->not_after_) + ", SHA-256 " + out->fingerprint_;

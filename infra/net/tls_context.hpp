@@ -19,9 +19,6 @@ struct tls_settings {
   std::string client_ca_file;
   /// OpenSSL cipher list for TLS 1.2; TLS 1.3 suites are OpenSSL's defaults.
   std::string ciphers = default_ciphers;
-  /// After the handshake, AES-GCM sessions leave OpenSSL for tls_records (idle memory
-  /// a quarter of OpenSSL's); false keeps every session in OpenSSL (`--tls-records`).
-  bool offload_records = true;
 
   /// ECDHE key exchange only (forward secrecy), AEAD first, then the AES-CBC suites
   /// that the embedded TLS stacks of trackers often stop at (docs/OPERATIONS.md).
@@ -46,7 +43,6 @@ class tls_server_context {
   /// "subject CN=..., issuer ..., valid until ..., SHA-256 ab:cd:...", for logs.
   [[nodiscard]] const std::string& description() const { return description_; }
   [[nodiscard]] const std::string& fingerprint() const { return fingerprint_; }
-  [[nodiscard]] bool offload_records() const { return offload_records_; }
   /// When the certificate expires, for the expiry metric.
   [[nodiscard]] std::chrono::system_clock::time_point not_after() const { return not_after_; }
 
@@ -55,7 +51,6 @@ class tls_server_context {
   ssl_ctx_st* ctx_;
   std::string description_;
   std::string fingerprint_;
-  bool offload_records_ = true;
   std::chrono::system_clock::time_point not_after_{};
 };
 

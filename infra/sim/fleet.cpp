@@ -13,7 +13,6 @@
 
 #include "codecs/avl_encode.hpp"
 #include "codecs/tcp_framer.hpp"
-#include "infra/net/tls_key_export.hpp"
 
 namespace tgw::infra::sim {
 namespace {
@@ -118,18 +117,15 @@ void fleet::start() {
       tls_->use_certificate_chain_file(options_.tls_cert_file);
       tls_->use_private_key_file(options_.tls_key_file, net::asio::ssl::context::pem);
     }
-    if (options_.tls_version == "1.2")
-      SSL_CTX_set_max_proto_version(tls_->native_handle(), TLS1_2_VERSION);
+    if (options_.tls_version == "1.2" &&
+        SSL_CTX_set_max_proto_version(tls_->native_handle(), TLS1_2_VERSION) != 1)
+      throw std::runtime_error("--tls-version 1.2: OpenSSL refused to stop at TLS 1.2");
     if (options_.tls_ca_file.empty()) {
       tls_->set_verify_mode(net::asio::ssl::verify_none);
     } else {
       tls_->load_verify_file(options_.tls_ca_file);  // Throws with OpenSSL's reason.
       tls_->set_verify_mode(net::asio::ssl::verify_peer);
     }
-    // Sessions leave OpenSSL after the handshake, as the gateway's do: a device's
-    // TLS costs the simulator (on the gateway's cores in benchmarks) what the
-    // record layer costs, not OpenSSL's per-call overhead.
-    net::capture_traffic_secrets(tls_->native_handle());
   }
   env_ = std::make_unique<device_environment>(
       device_environment{options_, generator_, counters_, tcp_target, udp_target,

@@ -1,7 +1,9 @@
 // Fuzzes the PROXY protocol header parser that reads the first bytes of every device
 // connection behind a balancer. Oracles: a header is never longer than the input or
 // the limit, bytes after it never change the verdict, every shorter prefix of a good
-// header only waits for more, and a v2 header's addresses are the bytes it carries.
+// header only waits for more, an accepted v1 line is printable text up to its CRLF,
+// and a v2 header's addresses are the bytes it carries (an IPv4-mapped IPv6 address
+// given as the IPv4 address it is).
 
 #include <algorithm>
 #include <cstddef>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
+#include "infra/net/ip_prefix.hpp"
 #include "infra/net/proxy_header.hpp"
 
 namespace {
@@ -44,13 +47,24 @@ void check(std::span<const std::uint8_t> input, proxy_mode mode) {
   for (std::size_t n = 0; n < p.length; ++n)
     require(parse_proxy_header(input.first(n), mode).status == proxy_status::need_more);
 
-  if (p.header.version == 2 && p.header.has_addresses) {
-    const std::size_t ip = p.header.source.v6 ? 16 : 4;
-    require(std::equal(input.begin() + 16, input.begin() + 16 + static_cast<std::ptrdiff_t>(ip),
-                       p.header.source.address.begin()));
-    require(p.header.source.port == (input[16 + 2 * ip] << 8 | input[16 + 2 * ip + 1]));
+  if (p.header.version == 1) {
+    // "PROXY " ... CRLF, every byte before the CRLF printable ASCII: never a NUL.
+    require(p.length >= 8 && input[p.length - 2] == '\r' && input[p.length - 1] == '\n');
+    require(std::all_of(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(p.length - 2),
+                        [](std::uint8_t b) { return b >= 0x20 && b <= 0x7E; }));
   }
-  if (p.header.has_addresses) require(p.header.source.v6 == p.header.destination.v6);
+  if (p.header.version == 2 && p.header.has_addresses) {
+    const bool v6 = (input[13] >> 4) == 2;
+    const std::size_t ip = v6 ? 16 : 4;
+    tgw::infra::capture::ip_endpoint carried;
+    carried.v6 = v6;
+    std::copy(input.begin() + 16, input.begin() + 16 + static_cast<std::ptrdiff_t>(ip),
+              carried.address.begin());
+    carried.port = static_cast<std::uint16_t>(input[16 + 2 * ip] << 8 | input[16 + 2 * ip + 1]);
+    require(p.header.source == unmapped(carried));
+  }
+  // Never an IPv4-mapped address: the limits must see one form of each device.
+  if (p.header.has_addresses) require(unmapped(p.header.source) == p.header.source);
 }
 
 }  // namespace

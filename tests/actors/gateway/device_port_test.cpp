@@ -2,162 +2,21 @@
 // allowlist (file and Redis) and the per-address limits. A real `tgw serve` against a
 // real redis-server, driven by raw sockets and an OpenSSL client; waits poll up to a
 // deadline and nothing asserts on how long anything took.
-#include <signal.h>
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "codecs/avl_encode.hpp"
-#include "tests/support/device_protocol.hpp"
-#include "tests/support/redis_server.hpp"
-#include "tests/support/run_tgw.hpp"
-#include "tests/support/test_device.hpp"
-#include "tests/support/tls_device.hpp"
+#include "tests/actors/gateway/device_port_fixture.hpp"
+#include "tests/support/raw_tls_client.hpp"
 
-namespace tgw::test {
+namespace tgw::test::device_port {
 namespace {
-
-using namespace std::chrono_literals;
-
-constexpr const char* imei_a = "356307042441013";
-constexpr const char* imei_b = "356307042441021";
-constexpr const char* imei_c = "356307042441039";
-
-bytes packet(int records, std::uint64_t t0) {
-  std::vector<codecs::avl_record_data> rs;
-  for (int i = 0; i < records; ++i) {
-    codecs::avl_record_data r;
-    r.timestamp_ms = t0 + static_cast<std::uint64_t>(i) * 1000;
-    r.priority = 1;
-    r.satellites = 9;
-    r.io = {{239, 1, 1, {}}};
-    rs.push_back(r);
-  }
-  bytes out;
-  EXPECT_EQ(codecs::encode_avl_frame(codecs::codec_id::codec8e, rs, out), codecs::errc::ok);
-  return out;
-}
-
-bytes ack(std::uint32_t n) {
-  return {static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
-          static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string as_text(const bytes& b) {
-  return {b.begin(), b.end()};
-}
-
-/// A PROXY v2 header for an IPv4 TCP connection from a.b.c.d:port.
-std::string proxy_v2(std::array<std::uint8_t, 4> source, std::uint16_t port) {
-  bytes h = {0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51,
-             0x55, 0x49, 0x54, 0x0A, 0x21, 0x11, 0x00, 0x0C};
-  h.insert(h.end(), source.begin(), source.end());
-  h.insert(h.end(), {10, 0, 0, 5});
-  h.insert(h.end(),
-           {static_cast<std::uint8_t>(port >> 8), static_cast<std::uint8_t>(port), 0x13, 0xA3});
-  return as_text(h);
-}
-
-/// A raw device whose first bytes are `preamble` (a PROXY header).
-std::unique_ptr<device> device_behind(std::uint16_t port, const std::string& preamble) {
-  auto d = std::make_unique<device>(port);
-  d->send(bytes(preamble.begin(), preamble.end()));
-  return d;
-}
-
-tls_client_options trusting(const std::string& ca, pem_files certificate = {},
-                            std::string proxy_header = {}) {
-  tls_client_options o;
-  o.trusted_ca = ca;
-  o.certificate = std::move(certificate);
-  o.proxy_header = std::move(proxy_header);
-  return o;
-}
-
-class DevicePort : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir = ::testing::TempDir() + "/device-port-" +
-          ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    ca = make_ca(dir, "test-ca");
-    server_cert = make_signed(dir, "gateway-1", ca, 11);
-  }
-
-  /// Starts a gateway; `port` is the device port. Returns once it accepts.
-  void start(std::vector<std::string> extra, const std::string& instance = "gw-port-test") {
-    port = free_port();
-    metrics_port = free_port();
-    std::vector<std::string> argv = {
-        TGW_BINARY,       "serve",
-        "--port",         std::to_string(port),
-        "--bind",         "127.0.0.1",
-        "--redis",        "redis://127.0.0.1:" + std::to_string(redis.port()),
-        "--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port),
-        "--instance-id",  instance,
-        "--log-level",    "debug"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    log = dir + "/" + instance + ".log";
-    gateways.emplace_back(argv, log);
-    ASSERT_TRUE(eventually([&] {
-      return http_get(metrics_port, "/readyz").starts_with("HTTP/1.1 200");
-    })) << read_file(log);
-  }
-
-  std::vector<std::string> tls_flags() const {
-    return {"--tls-cert", server_cert.cert, "--tls-key", server_cert.key};
-  }
-
-  double metric(const std::string& series) const {
-    const std::string text = http_get(metrics_port, "/metrics");
-    std::size_t at = 0;
-    while ((at = text.find(series, at)) != std::string::npos) {
-      if (at == 0 || text[at - 1] == '\n') {
-        const std::size_t end = text.find('\n', at);
-        return std::stod(text.substr(at + series.size(), end - at - series.size()));
-      }
-      at += series.size();
-    }
-    return -1;
-  }
-
-  /// The fields of each journal event of `imei`, oldest first.
-  std::vector<std::map<std::string, std::string>> journal(const std::string& imei) {
-    std::vector<std::map<std::string, std::string>> events;
-    for (const auto& e : db.command({"XRANGE", "journal:" + imei, "-", "+"}).elements) {
-      std::map<std::string, std::string> f;
-      const auto& kv = e.elements.at(1).elements;
-      for (std::size_t i = 0; i + 1 < kv.size(); i += 2) f[kv[i].text] = kv[i + 1].text;
-      events.push_back(std::move(f));
-    }
-    return events;
-  }
-
-  std::string dir;
-  pem_files ca;
-  pem_files server_cert;
-  redis_server redis;
-  infra::redis::connection db = redis.connect();
-  std::uint16_t port = 0;
-  std::uint16_t metrics_port = 0;
-  std::string log;
-  std::vector<child_process> gateways;
-};
 
 // --- TLS ---------------------------------------------------------------------------
 
@@ -177,14 +36,8 @@ TEST_F(DevicePort, ATlsDeviceHandshakesSendsAndIsAckedOnlyAfterItsRecordsAreStor
       1);
 }
 
-// Run once with tgw's record layer (the default) and once with OpenSSL carrying
-// every record (--tls-records openssl).
-class DevicePortRecords : public DevicePort, public ::testing::WithParamInterface<std::string> {};
-
-TEST_P(DevicePortRecords, OverTlsALargeFrameAndABurstOfFramesInOneRecordAreAllAcked) {
-  auto flags = tls_flags();
-  flags.insert(flags.end(), {"--tls-records", GetParam()});
-  start(flags);
+TEST_F(DevicePort, OverTlsALargeFrameAndABurstOfFramesInOneRecordAreAllAcked) {
+  start(tls_flags());
   tls_device d(port, trusting(ca.cert));
   ASSERT_TRUE(d.established()) << d.error();
   d.send(handshake_packet(imei_a));
@@ -210,8 +63,6 @@ TEST_P(DevicePortRecords, OverTlsALargeFrameAndABurstOfFramesInOneRecordAreAllAc
   for (int i = 0; i < 6; ++i) EXPECT_EQ(d.receive(4), ack(1)) << i;
   EXPECT_EQ(db.command({"XLEN", "telemetry:records"}).integer, 60 + 2 + 6);
 }
-
-INSTANTIATE_TEST_SUITE_P(Carriers, DevicePortRecords, ::testing::Values("tgw", "openssl"));
 
 TEST_F(DevicePort, ADeviceThatTrustsAnotherCaRefusesTheGateway) {
   start(tls_flags());
@@ -269,8 +120,21 @@ TEST_F(DevicePort, TlsHandshakesBeyondTheLimitWaitForASlotAndThenRun) {
     return eventually([&] { return metric(running) == r && metric(waiting) == w; });
   };
 
-  // A device that connects and never says hello holds the one slot.
+  // A connection that says nothing, or only part of its ClientHello, takes no slot:
+  // a device that speaks gets the one slot meanwhile.
   auto silent = std::make_unique<device>(port);
+  ASSERT_TRUE(silent->connected());
+  const bytes hello = client_hello_bytes();
+  silent->send(bytes(hello.begin(), hello.begin() + 40));
+  {
+    tls_device first(port, trusting(ca.cert));
+    ASSERT_TRUE(first.established()) << first.error();
+    first.send(handshake_packet(imei_b));
+    EXPECT_EQ(first.receive(1), bytes{0x01});
+  }
+  EXPECT_TRUE(gauges_are(0, 0)) << metric(running) << " " << metric(waiting);
+  // Its ClientHello whole, it holds the slot.
+  silent->send(bytes(hello.begin() + 40, hello.end()));
   ASSERT_TRUE(gauges_are(1, 0)) << metric(running) << " " << metric(waiting);
   // The next one waits, its ClientHello unread.
   std::optional<tls_device> next;
@@ -296,10 +160,14 @@ TEST_F(DevicePort, ATlsConnectionThatTimesOutWaitingForASlotLeavesTheLine) {
   auto gauges_are = [&](double r, double w) {
     return eventually([&] { return metric(running) == r && metric(waiting) == w; });
   };
-  // Neither says hello: the first holds the slot, the second waits for it.
+  // Both send a ClientHello and nothing more: the first holds the slot, the second
+  // waits for it.
+  const bytes hello = client_hello_bytes();
   device holder(port);
+  holder.send(hello);
   ASSERT_TRUE(gauges_are(1, 0)) << metric(running) << " " << metric(waiting);
   device in_line(port);
+  in_line.send(hello);
   ASSERT_TRUE(gauges_are(1, 1)) << metric(running) << " " << metric(waiting);
   EXPECT_TRUE(holder.closed_by_server());
   EXPECT_TRUE(in_line.closed_by_server());
@@ -433,10 +301,12 @@ TEST_F(DevicePort, BadTlsAndProxyFlagsAreClearErrorsAtStart) {
       {{"--tls-cert", server_cert.key, "--tls-key", server_cert.key}, "not a PEM certificate"},
       {{"--tls-cert", server_cert.cert}, "--tls-key"},
       {{"--tls-port", "5999"}, "--tls-cert"},
-      {{"--tls-cert", server_cert.cert, "--tls-key", server_cert.key, "--tls-records", "kernel"},
+      {{"--tls-cert", server_cert.cert, "--tls-key", server_cert.key, "--tls-records", "tgw"},
        "--tls-records"},
-      {{"--tls-records", "openssl"}, "--tls-cert"},
       {{"--proxy-protocol", "v3"}, "--proxy-protocol"},
+      {{"--proxy-protocol", "v1", "--proxy-from", "10.0.0.1/8"}, "bits set past its prefix"},
+      {{"--proxy-from", "balancer.example"}, "not an address"},
+      {{"--per-address-ipv6-prefix", "129"}, "--per-address-ipv6-prefix"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> argv = {TGW_BINARY, "serve", "--redis",        r,
@@ -660,13 +530,6 @@ TEST_F(DevicePort, PerAddressLimitsRefuseTheExcessAndServeOtherAddresses) {
   EXPECT_EQ(metric("teltonika_connections_total{instance_id=\"gw-port-test\",result=\"refused_"
                    "address_limit\"} "),
             1);
-  // Loopback sources are exempt: a local balancer or tool is not one client.
-  std::vector<std::unique_ptr<device>> local;
-  for (int i = 0; i < 3; ++i)
-    local.push_back(device_behind(
-        port, "PROXY TCP4 127.0.0.9 127.0.0.1 " + std::to_string(43000 + i) + " 5027\r\n"));
-  local.back()->send(handshake_packet("356307042441047"));
-  EXPECT_EQ(local.back()->receive(1), bytes{0x01});
 }
 
 TEST_F(DevicePort, AConnectionRateLimitRefusesABurstFromOneAddressOnly) {
@@ -689,4 +552,4 @@ TEST_F(DevicePort, AConnectionRateLimitRefusesABurstFromOneAddressOnly) {
 }
 
 }  // namespace
-}  // namespace tgw::test
+}  // namespace tgw::test::device_port

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "infra/capture/ip_endpoint.hpp"
+
 namespace tgw::infra::net {
 namespace {
 
@@ -66,6 +68,42 @@ TEST(AddressLimits, QuietAddressesLeaveTheTableAsItGrows) {
   EXPECT_EQ(limits.handshakes_in_progress(), 1);
   limits.handshake_over("held");
   EXPECT_EQ(limits.handshakes_in_progress(), 0);
+}
+
+capture::ip_endpoint address(const std::string& text) {
+  capture::ip_endpoint e;
+  EXPECT_TRUE(capture::ip_endpoint::parse(text, 40123, e)) << text;
+  return e;
+}
+
+// A device's address in its IPv4-mapped form is the same device: one quota.
+TEST(AddressLimits, AnIPv4AddressAndItsMappedFormShareAQuota) {
+  address_limits limits({0, 0, 1});
+  EXPECT_EQ(limits.key_of(address("::ffff:10.0.0.1")), limits.key_of(address("10.0.0.1")));
+  EXPECT_EQ(limits.admit(limits.key_of(address("10.0.0.1"))), address_verdict::admitted);
+  EXPECT_EQ(limits.admit(limits.key_of(address("::ffff:10.0.0.1"))),
+            address_verdict::over_handshakes);
+  EXPECT_EQ(limits.describe(address("::ffff:10.0.0.1")), "10.0.0.1");
+  EXPECT_NE(limits.key_of(address("10.0.0.1")), limits.key_of(address("10.0.0.2")));
+}
+
+// IPv6 is counted per prefix (/64 unless set): a host given a /64 is one source.
+TEST(AddressLimits, TwoAddressesOfOnePrefixShareAQuota) {
+  address_limits limits({0, 0, 1});
+  const auto a = address("2001:db8:0:1::7");
+  const auto b = address("2001:db8:0:1:ffff:ffff:ffff:ffff");
+  const auto other = address("2001:db8:0:2::7");
+  EXPECT_EQ(limits.key_of(a), limits.key_of(b));
+  EXPECT_NE(limits.key_of(a), limits.key_of(other));
+  EXPECT_EQ(limits.admit(limits.key_of(a)), address_verdict::admitted);
+  EXPECT_EQ(limits.admit(limits.key_of(b)), address_verdict::over_handshakes);
+  EXPECT_EQ(limits.admit(limits.key_of(other)), address_verdict::admitted);
+  EXPECT_EQ(limits.describe(b), "2001:db8:0:1::/64");
+  address_limits per_host({0, 0, 1, 128});
+  EXPECT_NE(per_host.key_of(a), per_host.key_of(b));
+  address_limits per_48({0, 0, 1, 48});
+  EXPECT_EQ(per_48.key_of(a), per_48.key_of(other));
+  EXPECT_EQ(per_48.describe(a), "2001:db8::/48");
 }
 
 }  // namespace

@@ -161,6 +161,63 @@ TEST(ProxyHeader, MalformedV2HeadersAreRefused) {
             proxy_status::need_more);
 }
 
+// The specification's line is printable US-ASCII, its addresses in their own forms:
+// inet_pton alone would stop at a NUL and take what came before it as the address.
+TEST(ProxyHeader, V1IsReadStrictly) {
+  const std::pair<std::string, const char*> cases[] = {
+      {std::string("PROXY TCP4 198.51.100.7\0junk 10.0.0.5 40123 5027\r\n", 50), "not text"},
+      {std::string("PROXY TCP4 198.51.100.7\0 10.0.0.5 40123 5027\r\n", 46), "not text"},
+      {std::string("PROXY UNKNOWN \0\r\n", 18), "not text"},
+      {"PROXY TCP4 198.51.100.7 10.0.0.5 40123 5027\n", "not text"},
+      {"PROXY TCP4 198.51.100.7 10.0.0.5\t40123 5027\r\n", "not text"},
+      {"PROXY TCP4 198.51.100.7 10.0.0.5 40123 5027\rX", "not text"},
+      {"PROXY TCP4 198.051.100.7 10.0.0.5 40123 5027\r\n", "address"},
+      {"PROXY TCP4 0x7f.0.0.1 10.0.0.5 40123 5027\r\n", "address"},
+      {"PROXY TCP4 1.2.3 10.0.0.5 40123 5027\r\n", "address"},
+      {"PROXY TCP4 1.2.3.4/8 10.0.0.5 40123 5027\r\n", "address"},
+      {"PROXY TCP6 2001:db8::7%eth0 ::1 40123 5027\r\n", "address"},
+      {"PROXY TCP6 2001:0db8:0000:0000:0000:0000:0000:00007 ::1 40123 5027\r\n", "address"},
+      {"PROXY TCP4 +1.2.3.4 10.0.0.5 40123 5027\r\n", "address"},
+      {"proxy TCP4 1.2.3.4 10.0.0.5 40123 5027\r\n", "expected a PROXY protocol v1 header"},
+  };
+  for (const auto& [line, reason] : cases) {
+    const auto p = parse_proxy_header(text(line), proxy_mode::v1);
+    EXPECT_EQ(p.status, proxy_status::error) << line;
+    EXPECT_NE(p.error.find(reason), std::string::npos) << line << ": " << p.error;
+  }
+  // A NUL is refused as soon as it arrives, not when the line ends.
+  const auto nul =
+      parse_proxy_header(text(std::string("PROXY TCP4 1.2.3.4\0", 19)), proxy_mode::v1);
+  EXPECT_EQ(nul.status, proxy_status::error);
+  // The longest forms the specification allows are read.
+  const std::string longest =
+      "PROXY TCP6 ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff "
+      "65535 65535\r\n";
+  ASSERT_EQ(longest.size(), 104U);
+  EXPECT_EQ(parse_proxy_header(text(longest), proxy_mode::v1).status, proxy_status::ok);
+}
+
+// An IPv4-mapped IPv6 address names an IPv4 device: the header gives it as one, in
+// either version, so that it has one quota with its plain form.
+TEST(ProxyHeader, IPv4MappedAddressesAreGivenAsIPv4) {
+  auto p = parse_proxy_header(text("PROXY TCP6 ::ffff:10.0.0.1 ::ffff:10.0.0.5 40123 5027\r\n"),
+                              proxy_mode::v1);
+  ASSERT_EQ(p.status, proxy_status::ok) << p.error;
+  EXPECT_FALSE(p.header.source.v6);
+  EXPECT_EQ(p.header.source.to_string(), "10.0.0.1:40123");
+  EXPECT_EQ(p.header.destination.to_string(), "10.0.0.5:5027");
+  bytes body(10, 0);  // ::ffff:10.0.0.1
+  body.insert(body.end(), {0xFF, 0xFF, 10, 0, 0, 1});
+  body.insert(body.end(), {0x20, 0x01, 0x0d, 0xb8});
+  body.insert(body.end(), 11, 0);
+  body.push_back(5);
+  body.insert(body.end(), {0x9C, 0xBB, 0x13, 0xA3});
+  p = parse_proxy_header(v2(1, 0x21, body), proxy_mode::v2);
+  ASSERT_EQ(p.status, proxy_status::ok) << p.error;
+  EXPECT_EQ(p.header.source.to_string(), "10.0.0.1:40123");
+  EXPECT_EQ(p.header.destination.to_string(), "[2001:db8::5]:5027");
+}
+
 TEST(ProxyHeader, ModesParseFromTheirFlagNames) {
   EXPECT_EQ(parse_proxy_mode("any"), proxy_mode::any);
   EXPECT_EQ(parse_proxy_mode("v2"), proxy_mode::v2);

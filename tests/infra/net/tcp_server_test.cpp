@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/test_device.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -24,6 +26,7 @@ using tgw::infra::net::connection_listener;
 using tgw::infra::net::device_link;
 using tgw::infra::net::io_pool;
 using tgw::infra::net::tcp_server;
+using tgw::test::connect_loopback;
 
 struct listener_log {
   std::mutex mutex;
@@ -43,19 +46,6 @@ class recording_listener final : public connection_listener {
  private:
   listener_log& log_;
 };
-
-int connect_to(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 std::vector<std::string> closes_within(listener_log& log, std::chrono::milliseconds limit) {
   const auto end = std::chrono::steady_clock::now() + limit;
@@ -85,7 +75,7 @@ TEST(TcpServer, AConnectionClosedBeforeItsListenerArrivesStillTellsTheListener) 
       });
   server->start();
   pool.start();
-  const int fd = connect_to(server->port());
+  const int fd = connect_loopback(server->port());
   ASSERT_GE(fd, 0);
   EXPECT_EQ(closes_within(log, 5s), std::vector<std::string>{"shutdown"});
   EXPECT_EQ(log.frames.load(), 0);
@@ -103,7 +93,7 @@ TEST(TcpServer, ADeviceThatHangsUpIsReportedOnce) {
       [&](std::shared_ptr<device_link>) { return std::make_unique<recording_listener>(log); });
   server.start();
   pool.start();
-  const int fd = connect_to(server.port());
+  const int fd = connect_loopback(server.port());
   ASSERT_GE(fd, 0);
   ::close(fd);
   EXPECT_EQ(closes_within(log, 5s), std::vector<std::string>{"peer closed"});
@@ -164,7 +154,7 @@ TEST(TcpServer, FramesOfEverySizeAndSegmentationArriveWhole) {
       });
   server.start();
   pool.start();
-  const int fd = connect_to(server.port());
+  const int fd = connect_loopback(server.port());
   ASSERT_GE(fd, 0);
   std::vector<std::vector<std::uint8_t>> sent;
   sent.push_back(
@@ -241,7 +231,7 @@ TEST(TcpServer, AHandshakeDrippedAByteAtATimeStillEndsAtItsDeadline) {
   });
   server.start();
   pool.start();
-  const int fd = connect_to(server.port());
+  const int fd = connect_loopback(server.port());
   ASSERT_GE(fd, 0);
   // The IMEI frame's bytes 100 ms apart, the last one never: 1.6 s of a device that
   // never finishes. The server closes it while it drips.
@@ -275,12 +265,12 @@ TEST(TcpServer, OnlyTheSilentDeviceOfTwoOnOneThreadIsClosedForIdling) {
   });
   server.start();
   pool.start();
-  const int busy = connect_to(server.port());
+  const int busy = connect_loopback(server.port());
   ASSERT_GE(busy, 0);
   ASSERT_EQ(::send(busy, imei_frame.data(), imei_frame.size(), 0),
             static_cast<ssize_t>(imei_frame.size()));
   while (accepted.load() < 1) std::this_thread::sleep_for(5ms);
-  const int silent = connect_to(server.port());
+  const int silent = connect_loopback(server.port());
   ASSERT_GE(silent, 0);
   ASSERT_EQ(::send(silent, imei_frame.data(), imei_frame.size(), 0),
             static_cast<ssize_t>(imei_frame.size()));
@@ -315,7 +305,7 @@ TEST(TcpServer, AServerDestroyedWithOpenConnectionsLeavesItsIoThreadRunning) {
   server->start();
   pool.start();
   std::vector<int> fds;
-  for (int i = 0; i < 3; ++i) fds.push_back(connect_to(server->port()));
+  for (int i = 0; i < 3; ++i) fds.push_back(connect_loopback(server->port()));
   std::this_thread::sleep_for(30ms);
   server->close_all("shutdown");
   server.reset();
@@ -329,6 +319,88 @@ TEST(TcpServer, AServerDestroyedWithOpenConnectionsLeavesItsIoThreadRunning) {
   for (const int fd : fds) ::close(fd);
   pool.stop();
   pool.join();
+}
+
+// A connection that sends nothing is closed at the first-byte deadline, long before
+// the handshake's; one that has begun its IMEI is not.
+TEST(TcpServer, OnlyAConnectionThatSentNothingIsClosedAtTheFirstByteDeadline) {
+  io_pool pool(1);
+  close_board board;
+  board.reasons.resize(2);
+  std::atomic<std::size_t> accepted{0};
+  tgw::infra::net::connection_limits limits;
+  limits.first_byte_timeout = 200ms;
+  limits.handshake_timeout = 60s;
+  tcp_server server(pool, loopback(), limits, [&](std::shared_ptr<device_link> link) {
+    return std::make_unique<board_listener>(std::move(link), board, accepted++);
+  });
+  server.start();
+  pool.start();
+  const int speaking = connect_loopback(server.port());
+  ASSERT_GE(speaking, 0);
+  ASSERT_EQ(::send(speaking, imei_frame.data(), 1, 0), 1);
+  while (accepted.load() < 1) std::this_thread::sleep_for(5ms);
+  const int silent = connect_loopback(server.port());
+  ASSERT_GE(silent, 0);
+  const auto end = std::chrono::steady_clock::now() + 5s;
+  auto silent_closed = [&] {
+    const std::lock_guard lock(board.mutex);
+    return !board.reasons[1].empty();
+  };
+  while (!silent_closed() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(5ms);
+  {
+    const std::lock_guard lock(board.mutex);
+    EXPECT_EQ(board.reasons,
+              (std::vector<std::string>{"", "first-byte timeout (the device sent nothing)"}));
+  }
+  ::close(speaking);
+  ::close(silent);
+  server.close_all("shutdown");
+  pool.stop();
+  pool.join();
+}
+
+// With PROXY protocol on, only a balancer may connect: a peer outside --proxy-from is
+// closed before a byte of it is read, and counted; from a balancer the same bytes are
+// a device.
+TEST(TcpServer, WithProxyProtocolOnlyABalancersConnectionIsRead) {
+  std::string error;
+  for (const char* balancers : {"10.0.0.0/8,::1/128", "127.0.0.1"}) {
+    io_pool pool(1);
+    listener_log log;
+    tgw::infra::net::listener_security security;
+    security.proxy = tgw::infra::net::proxy_mode::v1;
+    security.proxy_from = *tgw::infra::net::parse_prefixes(balancers, error);
+    tcp_server server(
+        pool, loopback(), tgw::infra::net::connection_limits{},
+        [&](std::shared_ptr<device_link>) { return std::make_unique<recording_listener>(log); },
+        nullptr, security);
+    server.start();
+    pool.start();
+    const int fd = connect_loopback(server.port());
+    ASSERT_GE(fd, 0);
+    const std::string header = "PROXY TCP4 198.51.100.7 10.0.0.5 40123 5027\r\n";
+    ASSERT_EQ(::send(fd, header.data(), header.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(header.size()));
+    (void)::send(fd, imei_frame.data(), imei_frame.size(), MSG_NOSIGNAL);
+    const bool from_balancer = std::string(balancers) == "127.0.0.1";
+    if (from_balancer) {
+      const auto end = std::chrono::steady_clock::now() + 5s;
+      while (log.frames.load() < 1 && std::chrono::steady_clock::now() < end)
+        std::this_thread::sleep_for(5ms);
+      EXPECT_EQ(log.frames.load(), 1);
+    } else {
+      std::uint8_t b = 0;
+      EXPECT_LE(::recv(fd, &b, 1, 0), 0) << "closed, not answered";
+      EXPECT_EQ(log.frames.load(), 0);
+    }
+    EXPECT_EQ(server.counters().refused_proxy_source.load(), from_balancer ? 0U : 1U) << balancers;
+    ::close(fd);
+    server.close_all("shutdown");
+    pool.stop();
+    pool.join();
+  }
 }
 
 }  // namespace
