@@ -78,24 +78,16 @@ std::string new_command_id() {
 command_publisher::command_publisher(redis::connection::options where,
                                      std::chrono::milliseconds block, redis::key_shards shards)
     : conn_(std::move(where)),
+      library_(conn_, command_library_source()),
       block_(std::max(block, std::chrono::milliseconds{1})),
       shards_(std::move(shards)) {}
 
 bool command_publisher::load_library(std::string& error) {
-  const redis::value v =
-      conn_.command({"FUNCTION", "LOAD", "REPLACE", std::string(command_library_source())});
-  loaded_ = !failed(v, error);
-  return loaded_;
+  return library_.load(error);
 }
 
 redis::value command_publisher::call(const std::vector<std::string>& argv) {
-  std::string error;
-  if ((!conn_.connected() || !loaded_) && !load_library(error))
-    return redis::value::make_error(error);
-  redis::value v = conn_.command(argv);
-  if (redis::error_is(v, "ERR Function not found") && load_library(error)) v = conn_.command(argv);
-  if (!conn_.connected()) loaded_ = false;
-  return v;
+  return library_.call(argv);
 }
 
 std::optional<publish_result> command_publisher::publish(

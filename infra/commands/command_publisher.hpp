@@ -7,6 +7,7 @@
 #include <string>
 
 #include "infra/redis/connection.hpp"
+#include "infra/redis/function_library.hpp"
 #include "infra/redis/key_shards.hpp"
 
 namespace tgw::infra::commands {
@@ -103,9 +104,9 @@ class command_publisher {
                                                           std::string& error);
 
   redis::connection conn_;
+  redis::function_library library_;
   std::chrono::milliseconds block_;
   redis::key_shards shards_;
-  bool loaded_ = false;
 };
 
 }  // namespace tgw::infra::commands

@@ -97,26 +97,17 @@ command_entry parse_command_entry(std::string entry_id, const std::vector<std::s
 command_store::command_store(redis::connection::options where, std::string instance_id,
                              std::size_t max_payload, redis::key_shards shards)
     : conn_(std::move(where)),
+      library_(conn_, command_library_source()),
       instance_(std::move(instance_id)),
       max_payload_(max_payload),
       shards_(std::move(shards)) {}
 
 bool command_store::load_library(std::string& error) {
-  const redis::value v =
-      conn_.command({"FUNCTION", "LOAD", "REPLACE", std::string(command_library_source())});
-  loaded_ = !failed(v, error);
-  return loaded_;
+  return library_.load(error);
 }
 
 redis::value command_store::call(const std::vector<std::string>& argv) {
-  std::string error;
-  // A new connection may reach a server that restarted empty: load the library again.
-  if ((!conn_.connected() || !loaded_) && !load_library(error))
-    return redis::value::make_error(error);
-  redis::value v = conn_.command(argv);
-  if (redis::error_is(v, "ERR Function not found") && load_library(error)) v = conn_.command(argv);
-  if (!conn_.connected()) loaded_ = false;
-  return v;
+  return library_.call(argv);
 }
 
 bool command_store::ensure_group(std::string& error) {
@@ -319,11 +310,6 @@ std::vector<std::string> command_store::run_batch(
     index.push_back(i);
   }
   if (real.empty()) return errors;
-  std::string error;
-  if ((!conn_.connected() || !loaded_) && !load_library(error)) {
-    for (std::size_t i : index) errors[i] = error;
-    return errors;
-  }
   // Where each command's reply is, and the reply of the WAIT that covers it: one WAIT
   // at the end on a single node; on a cluster one after each command, which then goes
   // to that command's master.
@@ -339,11 +325,8 @@ std::vector<std::string> command_store::run_batch(
   if (replicas_ > 0 && !shards_.tagged()) sent.push_back(wait);
   for (std::size_t k = 0; k < real.size(); ++k)
     wait_of[k] = shards_.tagged() ? reply_of[k] + 1 : sent.size() - 1;
-  std::vector<redis::value> replies = conn_.pipeline(sent);
-  if (!replies.empty() && redis::error_is(replies.front(), "ERR Function not found") &&
-      load_library(error))
-    replies = conn_.pipeline(sent);
-  if (!conn_.connected()) loaded_ = false;
+  const std::vector<redis::value> replies =
+      library_.run(sent.size(), [&] { return conn_.pipeline(sent); });
   for (std::size_t k = 0; k < index.size(); ++k) {
     if (reply_of[k] >= replies.size()) {
       errors[index[k]] = "IO no reply";

@@ -8,6 +8,7 @@
 
 #include "infra/commands/command_keys.hpp"
 #include "infra/redis/connection.hpp"
+#include "infra/redis/function_library.hpp"
 #include "infra/redis/key_shards.hpp"
 
 namespace tgw::infra::commands {
@@ -129,11 +130,11 @@ class command_store {
   bool wait_for_wake(std::chrono::milliseconds block, std::string& error);
 
   redis::connection conn_;
+  redis::function_library library_;
   std::string instance_;
   std::size_t max_payload_;
   redis::key_shards shards_;
   std::string last_wake_ = "0-0";  ///< The newest wake entry seen (cluster only).
-  bool loaded_ = false;
   int replicas_ = 0;
   std::chrono::milliseconds replicas_timeout_{1000};
 };

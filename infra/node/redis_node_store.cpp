@@ -15,25 +15,19 @@ redis_node_store::redis_node_store(redis::connection::options where, node_timing
                                    bool record_handled)
     : prefix_(where.where.via_cluster() ? cluster_tag : ""),
       conn_(std::move(where)),
+      library_(conn_, node_library_source()),
       timing_(timing),
       record_handled_(record_handled) {}
 
 bool redis_node_store::load_library() {
-  const redis::value v =
-      conn_.command({"FUNCTION", "LOAD", "REPLACE", std::string(node_library_source())});
-  if (v.is_error()) {
-    last_error_ = "FUNCTION LOAD: " + v.text;
-    return false;
-  }
-  library_loaded_ = true;
-  return true;
+  std::string error;
+  if (library_.load(error)) return true;
+  last_error_ = "FUNCTION LOAD: " + error;
+  return false;
 }
 
 redis::value redis_node_store::call(std::vector<std::string> argv) {
-  redis::value v = conn_.command(argv);
-  // A Redis that restarted without persistence has lost the library: load it again
-  // and retry once.
-  if (redis::error_is(v, "ERR Function not found") && load_library()) v = conn_.command(argv);
+  const redis::value v = library_.call(argv);
   if (v.is_error()) {
     last_error_ = argv[1] + ": " + v.text;
   } else {
@@ -57,7 +51,6 @@ std::optional<membership_view> redis_node_store::view_of(const redis::value& v) 
 }
 
 std::optional<membership_view> redis_node_store::join(const std::string& id) {
-  if (!library_loaded_ && !load_library()) return std::nullopt;
   return view_of(call({"FCALL", "tgw_node_join", "6", key(keys::list), key(keys::ids),
                        key(keys::emitter), key(keys::epoch), key(keys::queue), key(keys::sequence),
                        id, ms(timing_.key_ttl), key(keys::processing_prefix)}));
@@ -122,7 +115,6 @@ void redis_node_store::leave(const std::string& id) {
 }
 
 std::optional<std::vector<std::string>> redis_node_store::take_errors() {
-  if (!library_loaded_ && !load_library()) return std::nullopt;
   const redis::value v = call({"FCALL", "tgw_node_take_errors", "1", key(keys::errors)});
   if (!v.is_array()) return std::nullopt;
   std::vector<std::string> out;

@@ -6,6 +6,7 @@
 
 #include "infra/node/node_store.hpp"
 #include "infra/redis/connection.hpp"
+#include "infra/redis/function_library.hpp"
 
 namespace tgw::infra::node {
 
@@ -50,9 +51,9 @@ class redis_node_store final : public node_store {
   std::optional<membership_view> view_of(const redis::value& v);
 
   redis::connection conn_;
+  redis::function_library library_;
   node_timing timing_;
   bool record_handled_;
-  bool library_loaded_ = false;
   std::string last_error_;
 };
 

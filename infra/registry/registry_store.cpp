@@ -19,23 +19,17 @@ bool failed(const redis::value& v, std::string& error) {
 
 registry_store::registry_store(redis::connection::options where, std::string instance_id,
                                redis::key_shards shards)
-    : conn_(std::move(where)), instance_(std::move(instance_id)), shards_(std::move(shards)) {}
+    : conn_(std::move(where)),
+      library_(conn_, registry_library_source()),
+      instance_(std::move(instance_id)),
+      shards_(std::move(shards)) {}
 
 bool registry_store::load_library(std::string& error) {
-  const redis::value v =
-      conn_.command({"FUNCTION", "LOAD", "REPLACE", std::string(registry_library_source())});
-  loaded_ = !failed(v, error);
-  return loaded_;
+  return library_.load(error);
 }
 
 redis::value registry_store::call(const std::vector<std::string>& argv) {
-  std::string error;
-  if ((!conn_.connected() || !loaded_) && !load_library(error))
-    return redis::value::make_error(error);
-  redis::value v = conn_.command(argv);
-  if (redis::error_is(v, "ERR Function not found") && load_library(error)) v = conn_.command(argv);
-  if (!conn_.connected()) loaded_ = false;
-  return v;
+  return library_.call(argv);
 }
 
 bool registry_store::register_device(const std::string& imei, std::string& error) {
@@ -85,7 +79,6 @@ bool registry_store::unregister_device(const std::string& imei, std::string& err
 std::optional<std::size_t> registry_store::unregister_all(const std::vector<std::string>& imeis,
                                                           std::string& error) {
   if (imeis.empty()) return 0;
-  if (!loaded_ && !load_library(error)) return std::nullopt;
   std::vector<std::vector<std::string>> commands;
   commands.reserve(imeis.size());
   for (const std::string& imei : imeis) {
@@ -94,7 +87,8 @@ std::optional<std::size_t> registry_store::unregister_all(const std::vector<std:
                         keys::devices(instance_, prefix), imei, instance_});
   }
   std::size_t deleted = 0;
-  for (const redis::value& v : conn_.pipeline(commands)) {
+  for (const redis::value& v :
+       library_.run(commands.size(), [&] { return conn_.pipeline(commands); })) {
     if (failed(v, error)) return std::nullopt;
     deleted += static_cast<std::size_t>(v.as_int().value_or(0));
   }

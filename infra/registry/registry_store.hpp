@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "infra/redis/connection.hpp"
+#include "infra/redis/function_library.hpp"
 #include "infra/redis/key_shards.hpp"
 
 namespace tgw::infra::registry {
@@ -105,10 +106,10 @@ class registry_store {
                   std::string& error);
 
   redis::connection conn_;
+  redis::function_library library_;
   std::string instance_;
   redis::key_shards shards_;
   std::unordered_set<std::string> checked_;  ///< Instances a janitor pass looked at.
-  bool loaded_ = false;
 };
 
 }  // namespace tgw::infra::registry

@@ -82,18 +82,12 @@ const std::string& imei_of(const write_op& op) {
 
 redis_telemetry_store::redis_telemetry_store(redis::connection::options where,
                                              store_settings settings)
-    : conn_(std::move(where)), settings_(std::move(settings)) {}
+    : conn_(std::move(where)),
+      library_(conn_, gateway_library_source()),
+      settings_(std::move(settings)) {}
 
 bool redis_telemetry_store::load_library(std::string& error) {
-  const redis::value v =
-      conn_.command({"FUNCTION", "LOAD", "REPLACE", std::string(gateway_library_source())});
-  if (v.is_error()) {
-    error = v.text;
-    loaded_ = false;
-    return false;
-  }
-  loaded_ = true;
-  return true;
+  return library_.load(error);
 }
 
 void redis_telemetry_store::require_replicas(std::span<const std::size_t> covered,
@@ -173,7 +167,7 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
   if (ops.empty()) return out;
   std::string error;
   // A fresh connection may face a restarted Redis that lost the library.
-  if ((!conn_.connected() || !loaded_) && !load_library(error)) {
+  if (!library_.ensure(error)) {
     for (write_outcome& o : out) {
       o.error = error;
       o.unreachable = error.starts_with("IO");
@@ -200,7 +194,6 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
   // Only now: reloading the map renumbers the masters the groups above were sent to.
   if (cluster != nullptr)
     for (const redis::value& lesson : lessons_) cluster->learn(lesson);
-  if (!conn_.connected()) loaded_ = false;
   return out;
 }
 
@@ -261,8 +254,8 @@ void redis_telemetry_store::send_group(group& g, const std::vector<write_op>& op
   };
   std::vector<redis::value> replies = send();
   std::string error;
-  if (!replies.empty() && redis::error_is(replies.front(), "ERR Function not found") &&
-      load_library(error))
+  if (!replies.empty() && redis::function_library::missing(replies.front()) &&
+      library_.load(error))
     replies = send();
   bool learned = false;
   for (std::size_t k = 0; k < g.calls.size(); ++k) {

@@ -4,6 +4,7 @@
 #include <span>
 
 #include "infra/redis/connection.hpp"
+#include "infra/redis/function_library.hpp"
 #include "infra/redis/key_shards.hpp"
 #include "infra/redis/resp_writer.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
@@ -52,8 +53,8 @@ class redis_telemetry_store final : public telemetry_store {
   void group_by_shard(const std::vector<write_op>& ops);
 
   redis::connection conn_;
+  redis::function_library library_;
   store_settings settings_;
-  bool loaded_ = false;
   std::string probe_stream_;  // set during probe(): the stream key's name in its shard
   // A batch's grouping by key shard and by master, kept between batches so that they
   // stop allocating.
