@@ -100,6 +100,10 @@ TEST_F(ProjectionRebuilder, RebuildsExactlyWhatTheLiveFunctionsWrote) {
   const hash live_b = device(imei_b);
   ASSERT_EQ(live_a.at("records_total"), "5");
   ASSERT_EQ(live_a.at("last_ts"), "1700000009000");
+  ASSERT_EQ(live_a.at("satellites"), "12");
+  // Its second connection (on gw-b) began after 4 records.
+  ASSERT_EQ(live_a.at("records_at_connect"), "4");
+  ASSERT_TRUE(live_a.contains("connected_ms"));
   // One key per DEL: on a cluster the two may be in different slots.
   redis.command({"DEL", device_key(imei_a)});
   redis.command({"DEL", device_key(imei_b)});
@@ -120,7 +124,9 @@ TEST_F(ProjectionRebuilder, ADeviceWithOnlyLifecycleEventsHasNoRecordFields) {
   ASSERT_TRUE(rebuild());
   EXPECT_EQ(device(imei_b), (hash{{"online", "0"},
                                   {"instance", "gw-b"},
-                                  {"last_seen_ms", device(imei_b).at("last_seen_ms")}}));
+                                  {"last_seen_ms", device(imei_b).at("last_seen_ms")},
+                                  {"connected_ms", device(imei_b).at("connected_ms")},
+                                  {"records_at_connect", "0"}}));
 }
 
 TEST_F(ProjectionRebuilder, AnEqualProjectionIsLeftAlone) {
