@@ -283,6 +283,16 @@ TEST_F(ProjectionRebuilder, CommandRebuildsAndSummarises) {
   EXPECT_EQ(device(imei_a).at("records_total"), "5");
 }
 
+TEST_F(ProjectionRebuilder, ADryRunShowsATimeFieldAsAUtcTimeToo) {
+  a_fleet();
+  redis.command({"HSET", device_key(imei_a), "last_seen_ms", "1700000000000", "speed", "7"});
+  const auto [code, text] = tgw({"projections", "rebuild", "--redis", backend.url(), "--dry-run"});
+  ASSERT_EQ(code, 3) << text;
+  EXPECT_NE(text.find("last_seen_ms: 1700000000000 (2023-11-14T22:13:20Z) -> "), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("speed: 7 -> 49\n"), std::string::npos) << text;
+}
+
 TEST_F(ProjectionRebuilder, CommandExitCodes) {
   EXPECT_EQ(tgw({"projections", "rebuild", "--bogus"}).first, 2);
   EXPECT_EQ(tgw({"projections"}).first, 2);
