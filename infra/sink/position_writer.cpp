@@ -37,6 +37,7 @@ bool position_writer::ensure_partitions(const std::vector<std::int64_t>& days, s
 prepared_rows prepared_rows::of(const std::vector<position_row>& rows) {
   prepared_rows out;
   out.copy = copy_binary(rows);
+  out.newest = newest_rows::of(rows);
   out.count = rows.size();
   for (const auto& r : rows) {
     const std::int64_t day = day_partitions::day_of(r.ts_ms);
@@ -124,6 +125,8 @@ write_outcome position_writer::write(const prepared_rows& rows,
     } else if (!r.ok) {
       return fail(r, "COPY positions");
     }
+    r = pg_.exec_params(last_positions_upsert_sql(), rows.newest.params());
+    if (!r.ok) return fail(r, "UPDATE last_positions");
   }
   pg_result failed;
   if (!insert_rejected(rejected, failed)) return fail(failed, "INSERT rejected_entries");

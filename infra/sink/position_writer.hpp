@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "infra/sink/last_positions.hpp"
 #include "infra/sink/pg_connection.hpp"
 #include "infra/sink/positions_schema.hpp"
 #include "infra/sink/telemetry_entry.hpp"
@@ -26,14 +27,16 @@ struct write_outcome {
 struct prepared_rows {
   std::string copy;                ///< copy_binary of the rows.
   std::vector<std::int64_t> days;  ///< The days (day_partitions::day_of) of their times.
+  newest_rows newest;              ///< Each device's newest, for last_positions.
   std::size_t count = 0;
 
   [[nodiscard]] static prepared_rows of(const std::vector<position_row>& rows);
 };
 
-/// Writes batches of rows into `positions`, and entries it cannot read into
-/// `rejected_entries`, each batch in one transaction. Writing a batch twice changes
-/// nothing the second time: the primary key holds the stream entry id.
+/// Writes batches of rows into `positions`, brings `last_positions` up to them, and
+/// writes entries it cannot read into `rejected_entries`, each batch in one
+/// transaction. Writing a batch twice changes nothing the second time: the primary key
+/// holds the stream entry id, and last_positions takes only newer rows.
 ///
 /// A batch goes in with one COPY, the fastest load PostgreSQL has. COPY stops at a
 /// duplicate key, so when a batch was (partly) committed before, it goes again through
