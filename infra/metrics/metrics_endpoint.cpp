@@ -51,8 +51,9 @@ prometheus::MetricFamily histogram_family(const char* name, const char* help,
 
 class counters_collector final : public prometheus::Collectable {
  public:
-  counters_collector(std::shared_ptr<const gateway_counters> c, live_gauges g, std::string id)
-      : c_(std::move(c)), g_(std::move(g)), instance_(std::move(id)) {}
+  counters_collector(std::shared_ptr<const gateway_counters> c, live_gauges g, std::string id,
+                     readiness_verdict ready)
+      : c_(std::move(c)), g_(std::move(g)), instance_(std::move(id)), ready_(std::move(ready)) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override {
     std::vector<prometheus::MetricFamily> out;
@@ -166,6 +167,21 @@ class counters_collector final : public prometheus::Collectable {
       f.metric.push_back(std::move(m));
       out.push_back(std::move(f));
     }
+    if (ready_) {
+      const readiness verdict = ready_();
+      prometheus::MetricFamily f{
+          "teltonika_ready",
+          "1 while /readyz is 200; 0 with the reason it is 503 (not_listening, "
+          "persist_<cause>, no_heartbeat, heartbeat_failed, heartbeat_stale)",
+          prometheus::MetricType::Gauge,
+          {}};
+      prometheus::ClientMetric m;
+      m.label.push_back({"instance_id", instance_});
+      m.label.push_back({"reason", verdict.reason});
+      m.gauge.value = verdict.detail.empty() ? 1.0 : 0.0;
+      f.metric.push_back(std::move(m));
+      out.push_back(std::move(f));
+    }
     counter("teltonika_capture_bytes_total",
             "Device and gateway payload bytes written to capture files",
             {{"", v(c_->capture_bytes_written)}}, nullptr);
@@ -274,6 +290,7 @@ class counters_collector final : public prometheus::Collectable {
   std::shared_ptr<const gateway_counters> c_;
   live_gauges g_;
   std::string instance_;
+  readiness_verdict ready_;
 };
 
 }  // namespace
@@ -286,12 +303,14 @@ struct metrics_endpoint::impl {
 metrics_endpoint::metrics_endpoint(const std::string& address,
                                    std::shared_ptr<const gateway_counters> counters,
                                    live_gauges gauges, std::string instance_id,
-                                   readiness_check ready)
+                                   readiness_verdict ready)
     : impl_(std::make_unique<impl>()) {
   impl_->collector = std::make_shared<counters_collector>(std::move(counters), std::move(gauges),
-                                                          std::move(instance_id));
+                                                          std::move(instance_id), ready);
+  readiness_check why;
+  if (ready) why = [ready] { return ready().detail; };
   impl_->server = std::make_unique<metrics_server>(
-      address, [collector = impl_->collector] { return collector->Collect(); }, std::move(ready));
+      address, [collector = impl_->collector] { return collector->Collect(); }, std::move(why));
 }
 
 metrics_endpoint::~metrics_endpoint() = default;
