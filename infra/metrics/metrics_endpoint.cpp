@@ -141,6 +141,21 @@ class counters_collector final : public prometheus::Collectable {
              {"resolved", v(c_->commands_resolved)},
              {"adopted_from_dead_instance", v(c_->commands_adopted)}},
             "stage");
+    {
+      prometheus::MetricFamily f{"teltonika_command_outcomes_total",
+                                 "Commands this instance answered, by outcome: the status of a "
+                                 "success, the reason of a failure",
+                                 prometheus::MetricType::Counter,
+                                 {}};
+      for (std::size_t i = 0; i < command_outcome_names.size(); ++i) {
+        prometheus::ClientMetric m;
+        m.label.push_back({"instance_id", instance_});
+        m.label.push_back({"outcome", std::string(command_outcome_names[i])});
+        m.counter.value = v(c_->command_outcomes[i]);
+        f.metric.push_back(std::move(m));
+      }
+      out.push_back(std::move(f));
+    }
     counter("teltonika_redis_reconnects_total",
             "Telemetry writers that found Redis reachable again after an outage",
             {{"", v(c_->writer_reconnects)}}, nullptr);

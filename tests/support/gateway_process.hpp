@@ -3,6 +3,7 @@
 // A real `tgw serve` for end-to-end tests of the client subcommands: on the test's
 // Redis (a single node, or the cluster of redis_backend), with its own instance id and
 // device port, heartbeats and janitor passes frequent enough for a test.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,8 +23,9 @@ struct gateway_process {
   std::unique_ptr<child_process> process;
 };
 
-/// Starts `tgw serve --instance-id instance` with `extra` flags; its log goes to the
-/// test temp dir. The returned gateway accepts devices (port 0 when it did not start).
+/// Starts `tgw serve --instance-id instance` with `extra` flags (a flag given there
+/// replaces the same flag above); its log goes to the test temp dir. The returned
+/// gateway accepts devices (port 0 when it did not start).
 inline gateway_process start_gateway(const redis_backend& backend, const std::string& instance,
                                      const std::vector<std::string>& extra = {}) {
   gateway_process g{instance, free_port(), nullptr};
@@ -43,7 +45,16 @@ inline gateway_process start_gateway(const redis_backend& backend, const std::st
                                    "200",
                                    "--janitor-interval-ms",
                                    "300"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
+  // A flag in `extra` that is also above replaces it (CLI11 takes each once).
+  for (std::size_t i = 0; i < extra.size(); ++i) {
+    const auto at = std::find(argv.begin(), argv.end(), extra[i]);
+    if (extra[i].starts_with("--") && at != argv.end() && at + 1 != argv.end() &&
+        i + 1 < extra.size()) {
+      *(at + 1) = extra[++i];
+      continue;
+    }
+    argv.push_back(extra[i]);
+  }
   g.process =
       std::make_unique<child_process>(argv, ::testing::TempDir() + "/gateway-" + instance + ".log");
   if (!eventually([&] { return device(g.port).connected(); }, std::chrono::seconds{20})) g.port = 0;

@@ -58,7 +58,10 @@ class CommandHistory : public ::testing::Test {
 };
 
 TEST_F(CommandHistory, AnsweredTimedOutFailedAndQueuedEachOnceInOrder) {
-  const gateway_process gw = start_gateway(backend, "gw-history", {"--command-timeout-ms", "1000"});
+  const std::uint16_t metrics_port = free_port();
+  const gateway_process gw = start_gateway(backend, "gw-history",
+                                           {"--command-timeout-ms", "1000", "--metrics-addr",
+                                            "127.0.0.1:" + std::to_string(metrics_port)});
   ASSERT_NE(gw.port, 0);
   publisher.identify_as("alice@ops");
   std::vector<std::string> ids;
@@ -140,6 +143,16 @@ TEST_F(CommandHistory, AnsweredTimedOutFailedAndQueuedEachOnceInOrder) {
   const std::string getver = line_with(text.out, ids[1]);
   for (const char* part : {"  failed  ", "  \"getver\"  ", "  alice@ops  ", "  timeout  "})
     EXPECT_NE(getver.find(part), std::string::npos) << part << " in: " << getver;
+
+  // The instance counted each outcome it answered (the queued one has none yet).
+  const std::string metrics = http_get(metrics_port, "/metrics");
+  for (const char* outcome : {"responded", "timeout", "socket_closed"})
+    EXPECT_NE(
+        metrics.find("teltonika_command_outcomes_total{instance_id=\"gw-history\",outcome=\"" +
+                     std::string(outcome) + "\"} 1\n"),
+        std::string::npos)
+        << outcome << "\n"
+        << metrics;
 
   // --since later than all of them leaves the queued one only: it is still open.
   const run_result later = run_tgw("command history --json --since 2099-01-01 --imei " +
