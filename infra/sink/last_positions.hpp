@@ -1,6 +1,5 @@
 #pragma once
 
-#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -9,36 +8,28 @@
 namespace tgw::infra::sink {
 
 /// `last_positions`: one row per device, its newest row of `positions` (by record time
-/// `ts`, then by `stream_id` for two records of one time), with the same columns and
-/// imei as the primary key. The sink keeps it current in each batch's transaction, so
-/// a device's last position is one primary-key lookup, and the fleet's one scan of a
-/// table as large as the fleet (docs/TELEMETRY.md, "Last positions").
+/// `ts`, then by `stream_id` for two records of one time), with the same columns. A
+/// view: for each IMEI of `position_devices` (the sink adds a device there in the
+/// transaction of its first rows), one backward step of each day partition's primary
+/// key. So a device's last position is a few index lookups, and keeping it current
+/// writes nothing per record (docs/TELEMETRY.md, "Last positions").
 ///
-/// The SQL that creates it; idempotent.
+/// The SQL that creates `position_devices` and the view; idempotent.
 [[nodiscard]] const char* last_positions_schema_sql();
 
-/// The SQL that fills it from `positions` as it is: for `--init` on a database whose
-/// `positions` was loaded before `last_positions` existed. A row already newer stays.
-[[nodiscard]] const std::string& last_positions_backfill_sql();
+/// The SQL that fills `position_devices` from `positions` as it is: for `--init` on a
+/// database whose `positions` was loaded before the table existed.
+[[nodiscard]] const char* position_devices_backfill_sql();
 
-/// The rows of a batch at their device's newest record time (one each, but for two
-/// records of the same time), as the parameters of last_positions_upsert_sql():
-/// PostgreSQL array literals of the IMEIs ($1), record times in ms ($2) and stream ids
-/// ($3), sorted by IMEI so that two transactions that update the same devices take
-/// their row locks in one order and never deadlock.
-struct newest_rows {
-  std::string imeis;
-  std::string times_ms;
-  std::string stream_ids;
-  std::size_t count = 0;
+/// The IMEIs of `rows`, each once, sorted (so that two committers adding the same new
+/// devices take their locks in one order and never deadlock).
+[[nodiscard]] std::vector<std::string> devices_of(const std::vector<position_row>& rows);
 
-  [[nodiscard]] static newest_rows of(const std::vector<position_row>& rows);
-  [[nodiscard]] std::vector<std::string> params() const { return {imeis, times_ms, stream_ids}; }
-};
+/// The SQL that adds devices to `position_devices`, $1 an array literal of IMEIs
+/// (imei_array); a device there already is left alone.
+[[nodiscard]] const char* add_position_devices_sql();
 
-/// The SQL that brings last_positions up to the newest rows of a batch, read back from
-/// `positions` (written earlier in the same transaction, or before by a batch delivered
-/// again): an upsert that changes a device's row only for a newer one.
-[[nodiscard]] const std::string& last_positions_upsert_sql();
+/// A PostgreSQL array literal of `values`, each quoted.
+[[nodiscard]] std::string imei_array(const std::vector<std::string>& values);
 
 }  // namespace tgw::infra::sink

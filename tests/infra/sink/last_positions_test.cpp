@@ -1,7 +1,7 @@
 // last_positions against a real PostgreSQL 15: after any load, in any order, delivered
 // twice or committed out of order by two connections, it equals the newest row of each
 // device in positions, as the DISTINCT ON query over positions finds it; a device's row
-// is a primary-key lookup.
+// is found through indexes alone.
 #include "infra/sink/last_positions.hpp"
 
 #include <gtest/gtest.h>
@@ -53,7 +53,7 @@ class LastPositions : public ::testing::Test {
   static void TearDownTestSuite() { server_.reset(); }
   void SetUp() override {
     (void)server_->query(
-        "DROP TABLE IF EXISTS positions, rejected_entries, last_positions CASCADE");
+        "DROP TABLE IF EXISTS positions, rejected_entries, position_devices CASCADE");
     std::string error;
     ASSERT_TRUE(create_positions_schema(pg_, error)) << error;
   }
@@ -90,7 +90,7 @@ TEST_F(LastPositions, TheNewestRowOfEachDeviceWhateverOrderBatchesComeIn) {
   ASSERT_TRUE(writer.write(first, {}).committed);
   expect_equal_to_the_query();
 
-  // Two committers: the later batch commits first; the earlier one takes no row back.
+  // Two committers, the later batch committed first: the newest row shows all the same.
   pg_connection other_pg{server_->dsn()};
   position_writer other(other_pg, "telemetry:records");
   const std::vector<position_row> newer = {
@@ -114,9 +114,11 @@ TEST_F(LastPositions, InitFillsItFromPositionsStoredBeforeItExisted) {
                          {})
                   .committed);
   // A database of an older tgw: no last_positions. The sink refuses it and says what
-  // to run; --init makes it, filled.
-  (void)server_->query("DROP TABLE last_positions");
-  EXPECT_NE(check_positions_schema(pg_).find("last_positions is missing"), std::string::npos);
+  // to run; --init makes it, its device list filled from positions.
+  (void)server_->query("DROP TABLE position_devices CASCADE");
+  EXPECT_NE(
+      check_positions_schema(pg_).find("last_positions or the table position_devices is missing"),
+      std::string::npos);
   EXPECT_NE(check_positions_schema(pg_).find("tgw sink postgres --dsn DSN --init"),
             std::string::npos);
   std::string error;
@@ -126,14 +128,13 @@ TEST_F(LastPositions, InitFillsItFromPositionsStoredBeforeItExisted) {
   EXPECT_EQ(server_->query("SELECT count(*) FROM last_positions"), "2");
 }
 
-TEST_F(LastPositions, TheRowsOfABatchAtEachDevicesNewestTimeSortedByImei) {
-  const auto n =
-      newest_rows::of({row("356307042441021", 5, "9-0", 1), row("356307042441013", 7, "9-1", 2),
-                       row("356307042441021", 9, "9-2", 3), row("356307042441013", 7, "9-3", 4)});
-  EXPECT_EQ(n.count, 3U);
-  EXPECT_EQ(n.imeis, R"({"356307042441013","356307042441013","356307042441021"})");
-  EXPECT_EQ(n.times_ms, R"({"7","7","9"})");
-  EXPECT_EQ(n.stream_ids, R"({"9-1","9-3","9-2"})");
+TEST_F(LastPositions, TheDevicesOfABatchEachOnceSortedAsAnArray) {
+  const auto devices =
+      devices_of({row("356307042441021", 5, "9-0", 1), row("356307042441013", 7, "9-1", 2),
+                  row("356307042441021", 9, "9-2", 3)});
+  EXPECT_EQ(devices, (std::vector<std::string>{"356307042441013", "356307042441021"}));
+  EXPECT_EQ(imei_array(devices), R"({"356307042441013","356307042441021"})");
+  EXPECT_EQ(imei_array({"a\"b\\c"}), R"({"a\"b\\c"})");
 }
 
 // Through the sink itself: several thousand records of many devices over five days, in
@@ -169,13 +170,23 @@ TEST(LastPositionsEndToEnd, EqualsTheDistinctOnQueryAfterALoadAcrossDays) {
   EXPECT_EQ(pg.query("SELECT count(*) FROM last_positions"), "1500");
   EXPECT_EQ(pg.query(last_positions_rows()), want);
 
-  // One device's last position is a lookup in last_positions' primary key.
-  (void)pg.query("ANALYZE last_positions");
+  // One device's last position is index lookups: the device in position_devices' key,
+  // then one backward step in each day partition's primary key.
+  (void)pg.query("ANALYZE");
   const std::string plan =
       pg.query("EXPLAIN SELECT * FROM last_positions WHERE imei = '356307042000007'");
-  EXPECT_NE(plan.find("Index Scan using last_positions_pkey on last_positions"), std::string::npos)
+  EXPECT_NE(plan.find("Index Only Scan using position_devices_pkey on position_devices"),
+            std::string::npos)
       << plan;
+  EXPECT_NE(plan.find("Limit"), std::string::npos) << plan;
+  for (int day = 14; day <= 18; ++day)
+    EXPECT_NE(plan.find("Index Scan Backward using positions_202311" + std::to_string(day) +
+                        "_pkey on positions_202311" + std::to_string(day)),
+              std::string::npos)
+        << day << "\n"
+        << plan;
   EXPECT_EQ(plan.find("Seq Scan"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("Sort"), std::string::npos) << plan;
 }
 
 }  // namespace

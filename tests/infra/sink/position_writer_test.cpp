@@ -35,7 +35,7 @@ class PositionWriter : public ::testing::Test {
   static void TearDownTestSuite() { server_.reset(); }
   void SetUp() override {
     (void)server_->query(
-        "DROP TABLE IF EXISTS positions, rejected_entries, last_positions CASCADE");
+        "DROP TABLE IF EXISTS positions, rejected_entries, position_devices CASCADE");
     std::string error;
     ASSERT_TRUE(create_positions_schema(pg_, error)) << error;
   }
