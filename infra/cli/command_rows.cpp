@@ -1,5 +1,6 @@
 #include "infra/cli/command_rows.hpp"
 
+#include "infra/text/hex.hpp"
 #include "infra/text/human_time.hpp"
 #include "infra/text/safe_text.hpp"
 
@@ -18,13 +19,23 @@ std::string or_dash(const std::string& s) {
   return s.empty() ? "-" : terminal_safe(s);
 }
 
+// The reply as a person reads it: its text, or its bytes where it is no text, every
+// byte a terminal would act on escaped.
+std::string reply(const commands::command_record& r) {
+  if (!r.response.empty() || r.response_hex.empty()) return terminal_safe(r.response);
+  const auto bytes = parse_hex(r.response_hex);
+  if (!bytes) return "hex:" + terminal_safe(r.response_hex);
+  return terminal_safe(
+      std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+}
+
 // What came of it, in a word or the device's own: the reply, the failure's reason
 // (with the reply, if the device gave one), or where it waits.
 std::string outcome(const commands::command_record& r) {
-  if (r.status == "responded") return or_dash(r.response);
+  const std::string answer = reply(r);
+  if (r.status == "responded") return answer.empty() ? "-" : answer;
   if (r.status == "failed")
-    return terminal_safe(r.failure_reason) +
-           (r.response.empty() ? "" : " (" + terminal_safe(r.response) + ")");
+    return terminal_safe(r.failure_reason) + (answer.empty() ? "" : " (" + answer + ")");
   if (r.status == "queued") return "until the device connects";
   if ((r.status == "sent" || r.status == "dispatched") && !r.instance.empty())
     return "on " + terminal_safe(r.instance);
@@ -53,6 +64,7 @@ nlohmann::ordered_json command_json(const commands::command_record& r) {
   j["codec"] = text_or_null(r.codec);
   j["publisher"] = text_or_null(r.publisher);
   j["response"] = text_or_null(r.response);
+  j["response_hex"] = text_or_null(r.response_hex);
   j["failure_reason"] = text_or_null(r.failure_reason);
   j["instance"] = text_or_null(r.instance);
   j["expires_at"] = r.expires_at_s == 0 ? nlohmann::ordered_json(nullptr)

@@ -156,6 +156,7 @@ class history {
     r.resolved_ms = at;
     r.status = e.get("status");
     set_if(r.response, e.get("response"));
+    set_if(r.response_hex, e.get("response_hex"));
     set_if(r.failure_reason, e.get("failure_reason"));
     outcome_.insert(r.command_id);
   }

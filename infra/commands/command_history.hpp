@@ -24,7 +24,10 @@ struct command_record {
   /// no answer yet), responded, failed, delivered (its outcome), answered (it has an
   /// outcome that is no longer kept), or unknown.
   std::string status;
-  std::string response;        ///< The device's answer, with responded (or failed).
+  std::string response;  ///< The device's answer, with responded (or failed).
+  /// Its exact bytes in hex, where the stores keep them (`response_hex`, beside a
+  /// `response` that holds only UTF-8 text).
+  std::string response_hex;
   std::string failure_reason;  ///< With failed.
   std::string instance;        ///< The instance it was routed to, if known.
   std::int64_t expires_at_s = 0;

@@ -135,5 +135,17 @@ TEST_F(CommandHistory, WhatIsLeftWhenTheKeptRecordsAreGone) {
   EXPECT_EQ(by_id[lost].payload, "getio");
 }
 
+// A reply kept as bytes (response_hex, beside a response that holds only text) is read
+// with the rest of the response.
+TEST_F(CommandHistory, AReplyKeptAsBytesIsRead) {
+  redis.command({"XADD", responses_of(imei1), "*", "command_id", "c-bytes", "status", "responded",
+                 "responded_at", "1700000000000", "imei", imei1, "response_hex", "FF0D0A"});
+  const auto all = history();
+  ASSERT_EQ(all.size(), 1U);
+  EXPECT_EQ(all[0].response, "");
+  EXPECT_EQ(all[0].response_hex, "FF0D0A");
+  EXPECT_EQ(all[0].resolved_ms, 1700000000000);
+}
+
 }  // namespace
 }  // namespace tgw::infra::commands::test
