@@ -47,12 +47,13 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
     counters->commands_refused.fetch_add(1, std::memory_order_relaxed);
     spdlog::info("device {}: command {} failed: {}", e.target_imei.empty() ? "?" : e.target_imei,
                  e.command_id.empty() ? e.entry_id : e.command_id, reason);
-    if (!store->resolve(e, resolution{"failed", "", std::move(reason)}, error,
-                        config.journal_maxlen)) {
+    if (!store->resolve(e, resolution{"failed", "", reason}, error, config.journal_maxlen)) {
       // Left pending: re-read and answered after the reconnect.
       spdlog::warn("commands: cannot answer entry {}: {}", e.entry_id, error);
       return false;
     }
+    counters->command_outcomes[infra::metrics::command_outcome_index("failed", reason)].fetch_add(
+        1, std::memory_order_relaxed);
     return true;
   };
 

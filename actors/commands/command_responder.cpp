@@ -53,6 +53,10 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
       auto& item = state->unpublished.front();
       if (errors[i].empty()) {
         counters->commands_resolved.fetch_add(1, std::memory_order_relaxed);
+        counters
+            ->command_outcomes[infra::metrics::command_outcome_index(item.second.status,
+                                                                     item.second.failure_reason)]
+            .fetch_add(1, std::memory_order_relaxed);
         spdlog::debug("device {}: command {} {}{}{}", item.first.target_imei, item.first.command_id,
                       item.second.status, item.second.failure_reason.empty() ? "" : " ",
                       item.second.failure_reason);

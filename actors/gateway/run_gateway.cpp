@@ -245,23 +245,24 @@ void warn_if_short_of_replicas(const infra::redis::endpoint& where, int wanted) 
 
 // /readyz: the device port accepts, this instance can persist (so ACK) now, and its
 // heartbeat is fresh, so other instances do not take it for dead.
-std::string not_ready_because(const infra::metrics::gateway_counters& c,
-                              const infra::health::persist_health& health,
-                              std::chrono::seconds heartbeat_ttl) {
-  if (!c.listening.load()) return "the device port is not accepting";
-  if (std::string stalled = health.stalled_because(std::chrono::steady_clock::now());
-      !stalled.empty())
-    return stalled;
+infra::metrics::readiness not_ready_because(const infra::metrics::gateway_counters& c,
+                                            const infra::health::persist_health& health,
+                                            std::chrono::seconds heartbeat_ttl) {
+  if (!c.listening.load()) return {"not_listening", "the device port is not accepting"};
+  const auto steady_now = std::chrono::steady_clock::now();
+  if (std::string stalled = health.stalled_because(steady_now); !stalled.empty())
+    return {"persist_" + health.current(steady_now).reason, stalled};
   const std::int64_t at = c.heartbeat_at_ms.load();
-  if (at == 0) return "no heartbeat written yet";
-  if (!c.heartbeat_ok.load()) return "the last heartbeat write failed (Redis unreachable?)";
+  if (at == 0) return {"no_heartbeat", "no heartbeat written yet"};
+  if (!c.heartbeat_ok.load())
+    return {"heartbeat_failed", "the last heartbeat write failed (Redis unreachable?)"};
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
   if (now - at > std::chrono::duration_cast<std::chrono::milliseconds>(heartbeat_ttl).count())
-    return "the heartbeat is " + std::to_string((now - at) / 1000) + " s old (TTL " +
-           std::to_string(heartbeat_ttl.count()) + " s)";
-  return "";
+    return {"heartbeat_stale", "the heartbeat is " + std::to_string((now - at) / 1000) +
+                                   " s old (TTL " + std::to_string(heartbeat_ttl.count()) + " s)"};
+  return {};
 }
 
 }  // namespace

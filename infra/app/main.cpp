@@ -17,6 +17,7 @@
 #include "infra/cli/command_line.hpp"
 #include "infra/cli/config_file.hpp"
 #include "infra/cli/decode_command.hpp"
+#include "infra/cli/devices_command.hpp"
 #include "infra/cli/node_command.hpp"
 #include "infra/cli/projections_command.hpp"
 #include "infra/cli/registry_command.hpp"
@@ -72,6 +73,7 @@ int run(int argc, char** argv) {
   tgw::infra::add_serve_command(app, tgw::actors::gateway::run_gateway, exit_code);
   tgw::infra::add_decode_command(app, exit_code);
   tgw::infra::add_registry_command(app, exit_code);
+  tgw::infra::add_devices_command(app, exit_code);
   tgw::infra::add_command_command(app, exit_code);
   tgw::infra::add_node_command(app, tgw::actors::node::run_node, exit_code);
   tgw::infra::add_simulate_command(app, exit_code);

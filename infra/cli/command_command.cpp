@@ -1,6 +1,8 @@
 #include "infra/cli/command_command.hpp"
 
+#include <pwd.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <iostream>
@@ -10,9 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include "infra/app/termination.hpp"
+#include "infra/cli/command_history_command.hpp"
 #include "infra/cli/redis_choice.hpp"
+#include "infra/cli/value_checks.hpp"
 #include "infra/commands/command_publisher.hpp"
 #include "infra/commands/command_send.hpp"
+#include "infra/json/frame_json.hpp"
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/text/duration.hpp"
 #include "infra/text/hex.hpp"
@@ -46,7 +51,18 @@ struct send_settings {
   std::string ttl = "300s";
   bool queue_if_offline = false;
   int ack_replicas = 0;
+  std::string publisher;  ///< Empty: user@host.
 };
+
+// Who runs this send, for the device's command history when --publisher is not given.
+std::string user_at_host() {
+  std::string user = "uid " + std::to_string(::geteuid());
+  if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_name != nullptr)
+    user = pw->pw_name;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) return user;
+  return user + "@" + host;
+}
 
 std::unique_ptr<commands::command_publisher> open_publisher(const redis_choice& choice,
                                                             const char* who) {
@@ -102,6 +118,7 @@ int run_send(const send_settings& s) {
   const milliseconds ttl = *parse_duration(s.ttl);
   auto publisher = open_publisher(s.common.redis, "send");
   if (!publisher) return exit_failed;
+  publisher->identify_as(s.publisher.empty() ? user_at_host() : s.publisher);
 
   const auto started = std::chrono::steady_clock::now();
   commands::send_request request{
@@ -198,7 +215,9 @@ int run_watch(const common_settings& s) {
           out["response_hex"] = null_if_empty(r.response_hex);
           std::cout << json_line(out) << std::endl;
         } else {
-          std::cout << r.responded_at << ' ' << terminal_safe(r.imei.empty() ? "-" : r.imei) << ' '
+          std::cout << iso8601_utc_ms(
+                           static_cast<std::uint64_t>(std::max<std::int64_t>(r.responded_at, 0)))
+                    << ' ' << terminal_safe(r.imei.empty() ? "-" : r.imei) << ' '
                     << terminal_safe(r.command_id) << ' ' << terminal_safe(r.status);
           if (!r.failure_reason.empty()) std::cout << ' ' << terminal_safe(r.failure_reason);
           const std::string reply = shown_reply(r);
@@ -214,12 +233,6 @@ int run_watch(const common_settings& s) {
   }
   return 0;
 }
-
-const CLI::Validator duration_check(
-    [](std::string& text) {
-      return parse_duration(text) ? std::string() : "not a duration (30s, 500ms, 2m): " + text;
-    },
-    "DURATION");
 
 const CLI::Validator imei_check(
     [](std::string& text) {
@@ -247,7 +260,8 @@ void add_common(CLI::App* cmd, common_settings& s) {
 void add_command_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "command",
-      "Send a command to a device through the gateway that holds it, or watch responses");
+      "Send a command to a device through the gateway that holds it, watch responses, or list "
+      "a device's commands");
   cmd->require_subcommand(1);
 
   auto s = std::make_shared<send_settings>();
@@ -277,11 +291,11 @@ void add_command_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   send->add_option("--timeout", s->timeout, "How long to wait for the response")
       ->envname("TGW_COMMAND_TIMEOUT")
-      ->check(duration_check)
+      ->check(duration_check())
       ->capture_default_str();
   send->add_option("--ttl", s->ttl, "Not delivered after this long (0: never expires)")
       ->envname("TGW_COMMAND_TTL")
-      ->check(duration_check)
+      ->check(duration_check())
       ->capture_default_str();
   send->add_option("--ack-replicas", s->ack_replicas,
                    "After publishing, WAIT for this many replicas to hold the command, and "
@@ -289,6 +303,10 @@ void add_command_command(CLI::App& app, int& exit_code) {
       ->envname("TGW_ACK_REPLICAS")
       ->check(CLI::Range(0, 16))
       ->capture_default_str();
+  send->add_option("--publisher", s->publisher,
+                   "Who sends the command, as `tgw command history` shows it (default: "
+                   "user@host)")
+      ->envname("TGW_COMMAND_PUBLISHER");
   send->add_flag("--queue-if-offline", s->queue_if_offline,
                  "Queue the command for the device's next connection when it is offline")
       ->envname("TGW_COMMAND_QUEUE_IF_OFFLINE");
@@ -299,6 +317,8 @@ void add_command_command(CLI::App& app, int& exit_code) {
       cmd->add_subcommand("watch", "Print every command response from now on, until interrupted");
   add_common(watch, *w);
   watch->callback([w, &exit_code] { exit_code = run_watch(*w); });
+
+  add_command_history(cmd, exit_code);
 }
 
 }  // namespace tgw::infra

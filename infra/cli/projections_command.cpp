@@ -1,5 +1,6 @@
 #include "infra/cli/projections_command.hpp"
 
+#include <charconv>
 #include <iostream>
 #include <memory>
 
@@ -10,6 +11,8 @@
 #include "infra/log/log.hpp"
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/telemetry/projection_rebuilder.hpp"
+#include "infra/text/human_time.hpp"
+#include "infra/text/safe_text.hpp"
 
 namespace tgw::infra {
 namespace {
@@ -25,6 +28,17 @@ struct projections_settings {
 
 nlohmann::ordered_json optional_text(const std::optional<std::string>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+// A field's value as stored, and a time field's as a UTC time too, so that a person
+// sees which of two times is the later one.
+std::string shown(const std::string& field, const std::optional<std::string>& v) {
+  if (!v) return "(none)";
+  std::int64_t ms = 0;
+  const bool time = field.ends_with("_ms") || field == "last_ts";
+  if (!time || std::from_chars(v->data(), v->data() + v->size(), ms).ptr != v->data() + v->size())
+    return terminal_safe(*v);
+  return *v + " (" + utc_time(ms) + ")";
 }
 
 void print(const telemetry::rebuild_report& r, bool dry_run, bool json) {
@@ -49,11 +63,10 @@ void print(const telemetry::rebuild_report& r, bool dry_run, bool json) {
     std::cout << out.dump() << '\n';
     return;
   }
-  auto show = [](const std::optional<std::string>& v) { return v ? *v : std::string("(none)"); };
   for (const auto& d : r.differing)
     for (const auto& f : d.fields)
-      std::cout << "device:" << d.imei << ' ' << f.field << ": " << show(f.current) << " -> "
-                << show(f.rebuilt) << '\n';
+      std::cout << "device:" << d.imei << ' ' << f.field << ": " << shown(f.field, f.current)
+                << " -> " << shown(f.field, f.rebuilt) << '\n';
   std::cout << "projections " << (dry_run ? "dry run" : "rebuilt") << ": " << r.devices
             << " devices, " << r.events_read << " events read, " << r.projections_written
             << " projections written, " << r.differences << " differences found ("

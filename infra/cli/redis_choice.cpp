@@ -2,13 +2,16 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "infra/redis/connection.hpp"
 #include "infra/redis/server_mode.hpp"
+#include "infra/redis/shard_agreement.hpp"
 
 namespace tgw::infra {
 namespace {
@@ -80,6 +83,33 @@ std::optional<redis::endpoint> resolve_redis(const redis_choice& choice, std::st
           " (the private Redis of a tgw serve run with --data-dir " + choice.data_dir +
           ") or --redis redis://HOST:PORT/DB";
   return std::nullopt;
+}
+
+std::optional<redis_reader> open_redis_reader(const redis_choice& choice, std::string_view who,
+                                              int& exit_code) {
+  std::string error;
+  bool usage = false;
+  const auto where = resolve_redis(choice, error, usage);
+  if (!where) {
+    std::cerr << "tgw " << who << ": " << error << '\n';
+    exit_code = usage ? 2 : 1;
+    return std::nullopt;
+  }
+  // A client name holds no spaces: "tgw-command-history".
+  std::string name = "tgw-" + std::string(who);
+  std::replace(name.begin(), name.end(), ' ', '-');
+  redis_reader reader;
+  reader.conn = std::make_unique<redis::connection>(
+      redis::connection::options{*where, milliseconds{2000}, milliseconds{30000}, name});
+  bool none_stored = false;
+  if (reader.conn->ensure_connected(error))
+    reader.shards = redis::read_key_shards(*reader.conn, error, &none_stored);
+  if (!reader.shards && !none_stored) {
+    std::cerr << "tgw " << who << ": " << error << '\n';
+    exit_code = 1;
+    return std::nullopt;
+  }
+  return reader;
 }
 
 }  // namespace tgw::infra

@@ -1,8 +1,12 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "infra/redis/connection.hpp"
+#include "infra/redis/key_shards.hpp"
 #include "infra/redis/redis_url.hpp"
 
 namespace CLI {
@@ -28,5 +32,17 @@ void add_redis_options(CLI::App* cmd, redis_choice& choice);
 /// looked and the exact --redis URL to pass).
 std::optional<redis::endpoint> resolve_redis(const redis_choice& choice, std::string& error,
                                              bool& usage);
+
+/// A reading client subcommand's connection, and the key shards the gateways agreed
+/// on. `shards` is empty on a cluster no gateway has written to yet: nothing to read.
+struct redis_reader {
+  std::unique_ptr<redis::connection> conn;
+  std::optional<redis::key_shards> shards;
+};
+
+/// Connects `tgw WHO` to the Redis `choice` names. nullopt after printing one line
+/// ("tgw WHO: why") to stderr, with `exit_code` 2 for a bad URL and 1 otherwise.
+std::optional<redis_reader> open_redis_reader(const redis_choice& choice, std::string_view who,
+                                              int& exit_code);
 
 }  // namespace tgw::infra

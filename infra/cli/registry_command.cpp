@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infra/cli/redis_choice.hpp"
+#include "infra/cli/value_checks.hpp"
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/registry/registry_store.hpp"
 
@@ -130,13 +131,7 @@ void add_registry_command(CLI::App& app, int& exit_code) {
   add_redis_options(cmd, s->redis);
   cmd->add_option("--imei", s->imei, "Show this device's owner (15 or 16 digits)")
       ->envname("TGW_REGISTRY_IMEI")
-      ->check(CLI::Validator(
-          [](std::string& text) {
-            const bool digits = (text.size() == 15 || text.size() == 16) &&
-                                text.find_first_not_of("0123456789") == std::string::npos;
-            return digits ? std::string() : "an IMEI is 15 or 16 digits: '" + text + "'";
-          },
-          "IMEI"));
+      ->check(device_imei_check());
   cmd->add_flag("--once", s->once, "Run one janitor pass")->envname("TGW_REGISTRY_ONCE");
   cmd->add_option("--janitor-mode", s->mode, "reverse-index or scan (with --once)")
       ->envname("TGW_REGISTRY_JANITOR_MODE")

@@ -75,7 +75,8 @@ int run_sink(sink_options& o) {
       std::cerr << me << ": --init: " << error << '\n';
       return 1;
     }
-    std::cout << "created positions (partitioned by day of ts) and rejected_entries in "
+    std::cout << "created positions (partitioned by day of ts), the view last_positions (one "
+                 "row per device) over position_devices, and rejected_entries in "
               << pg.describe() << '\n';
     return 0;
   }
@@ -191,8 +192,8 @@ void add_sink_command(CLI::App& app, int& exit_code) {
       ->envname("TGW_SINK_DSN")
       ->required();
   cmd->add_flag("--init", o->init,
-                "Create the tables (positions, partitioned by day, and rejected_entries) if "
-                "they are missing, then exit")
+                "Create the tables (positions, partitioned by day, rejected_entries, "
+                "position_devices) and the view last_positions if they are missing, then exit")
       ->envname("TGW_SINK_INIT");
   add_redis_options(cmd, o->redis);
   cmd->add_option("--stream", o->settings.stream,

@@ -138,14 +138,26 @@ local function expired(f, now_s)
   return e > 0 and e < now_s
 end
 
+-- The command's text and who published it are in no other key once its entry is
+-- answered (resolve deletes it): the journal keeps them for the device's history.
+-- No MAXLEN: the publisher does not know the gateways' --journal-maxlen, and their
+-- next append to the journal trims it.
+local function journal_published(journal, at, owner, args, status)
+  redis.call('XADD', journal, '*', 'type', 'command_published', 'at_ms', at, 'instance', owner,
+             'command_id', args[2], 'codec', args[3], 'payload', args[4], 'expires_at', args[5],
+             'publisher', args[8] or '', 'status', status)
+end
+
 -- KEYS: connections:registry, commands:responses, commands:offline:{imei},
---       commands:id:{command_id}
+--       commands:id:{command_id}[, journal:{imei}]
 -- ARGV: imei, command_id, codec, payload, expires_at, queue_if_offline (0|1), ttl_s
+--       [, publisher]
 -- Returns {status, owner, entry_id, last_response_id} with status 'sent', 'queued' or
 -- 'offline'. The owner counts only while its heartbeat exists; NOMKSTREAM keeps a dead
 -- owner's stream from being re-created once its janitor removed it. Publishing the same
 -- command_id again (a publisher that lost its connection mid-call) changes nothing and
--- returns what the first call decided, or 'answered' once it has its response.
+-- returns what the first call decided, or 'answered' once it has its response. A sent
+-- or queued command is journaled (command_published) when the journal key is given.
 local function publish(keys, args)
   local registry, responses, offline, marker = keys[1], keys[2], keys[3], keys[4]
   local imei, command_id, codec, payload, expires_at = args[1], args[2], args[3], args[4], args[5]
@@ -165,6 +177,7 @@ local function publish(keys, args)
                           'payload', payload, 'expires_at', expires_at)
     if id then
       redis.call('SET', marker, 'p|' .. owner .. '|' .. id, 'EX', ttl)
+      if keys[5] then journal_published(keys[5], now_ms(), owner, args, 'sent') end
       return {'sent', owner, id, last}
     end
   end
@@ -173,6 +186,7 @@ local function publish(keys, args)
                                                codec = codec, payload = payload,
                                                expires_at = expires_at}))
     redis.call('SET', marker, 'p||', 'EX', ttl)
+    if keys[5] then journal_published(keys[5], now_ms(), '', args, 'queued') end
     return {'queued', '', '', last}
   end
   return {'offline', owner, '', last}

@@ -8,6 +8,7 @@
 #include "infra/commands/command_keys.hpp"
 #include "infra/commands/command_library.hpp"
 #include "infra/registry/registry_store.hpp"
+#include "infra/telemetry/telemetry_store.hpp"
 #include "infra/text/hex.hpp"
 #include "infra/text/safe_text.hpp"
 
@@ -104,10 +105,11 @@ std::optional<publish_result> command_publisher::publish(
   const std::string& prefix = shards_.prefix_of(imei);
   result.responses = keys::responses_in(prefix);
   const redis::value v =
-      call({"FCALL", "tgw_cmd_publish", "4", registry::keys::registry_in(prefix), result.responses,
-            keys::offline(imei, prefix), keys::marker(result.command_id, prefix), imei,
-            result.command_id, std::to_string(codec), text, std::to_string(expires_at),
-            queue_if_offline ? "1" : "0", std::to_string(ttl.count())});
+      call({"FCALL", "tgw_cmd_publish", "5", registry::keys::registry_in(prefix), result.responses,
+            keys::offline(imei, prefix), keys::marker(result.command_id, prefix),
+            telemetry::keys::journal(imei, prefix), imei, result.command_id, std::to_string(codec),
+            text, std::to_string(expires_at), queue_if_offline ? "1" : "0",
+            std::to_string(ttl.count()), publisher_});
   if (failed(v, error)) return std::nullopt;
   if (!v.is_array() || v.elements.size() != 4) {
     error = "tgw_cmd_publish: unexpected reply";

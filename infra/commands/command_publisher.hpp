@@ -57,6 +57,9 @@ class command_publisher {
                              redis::key_shards shards = {});
 
   bool load_library(std::string& error);
+  /// Who publishes ("ops@host", a service's name): journaled with each command it
+  /// publishes, for the device's command history. Empty by default.
+  void identify_as(std::string publisher) { publisher_ = std::move(publisher); }
   /// Publishes `text` for `imei` as command `command_id` (new_command_id()). `ttl` 0
   /// means the command never expires. nullopt with `error` on a Redis failure.
   /// Publishing the same id again changes nothing and returns what the first publish
@@ -107,6 +110,7 @@ class command_publisher {
   redis::function_library library_;
   std::chrono::milliseconds block_;
   redis::key_shards shards_;
+  std::string publisher_;
 };
 
 }  // namespace tgw::infra::commands

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "infra/metrics/atomic_histogram.hpp"
+#include "infra/metrics/command_outcomes.hpp"
 #include "infra/metrics/sharded_counter.hpp"
 
 namespace tgw::infra::metrics {
@@ -76,6 +77,8 @@ struct gateway_counters {
   std::atomic<std::uint64_t> commands_adopted{0};
   /// Response publications Redis refused (retried).
   std::atomic<std::uint64_t> command_redis_errors{0};
+  /// Commands answered by this instance, by command_outcome_names.
+  std::array<std::atomic<std::uint64_t>, command_outcome_names.size()> command_outcomes{};
 
   /// Device and gateway payload bytes written to capture files (--capture-dir).
   std::atomic<std::uint64_t> capture_bytes_written{0};

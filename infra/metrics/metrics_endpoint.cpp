@@ -51,8 +51,9 @@ prometheus::MetricFamily histogram_family(const char* name, const char* help,
 
 class counters_collector final : public prometheus::Collectable {
  public:
-  counters_collector(std::shared_ptr<const gateway_counters> c, live_gauges g, std::string id)
-      : c_(std::move(c)), g_(std::move(g)), instance_(std::move(id)) {}
+  counters_collector(std::shared_ptr<const gateway_counters> c, live_gauges g, std::string id,
+                     readiness_verdict ready)
+      : c_(std::move(c)), g_(std::move(g)), instance_(std::move(id)), ready_(std::move(ready)) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override {
     std::vector<prometheus::MetricFamily> out;
@@ -140,6 +141,21 @@ class counters_collector final : public prometheus::Collectable {
              {"resolved", v(c_->commands_resolved)},
              {"adopted_from_dead_instance", v(c_->commands_adopted)}},
             "stage");
+    {
+      prometheus::MetricFamily f{"teltonika_command_outcomes_total",
+                                 "Commands this instance answered, by outcome: the status of a "
+                                 "success, the reason of a failure",
+                                 prometheus::MetricType::Counter,
+                                 {}};
+      for (std::size_t i = 0; i < command_outcome_names.size(); ++i) {
+        prometheus::ClientMetric m;
+        m.label.push_back({"instance_id", instance_});
+        m.label.push_back({"outcome", std::string(command_outcome_names[i])});
+        m.counter.value = v(c_->command_outcomes[i]);
+        f.metric.push_back(std::move(m));
+      }
+      out.push_back(std::move(f));
+    }
     counter("teltonika_redis_reconnects_total",
             "Telemetry writers that found Redis reachable again after an outage",
             {{"", v(c_->writer_reconnects)}}, nullptr);
@@ -163,6 +179,21 @@ class counters_collector final : public prometheus::Collectable {
       m.label.push_back({"instance_id", instance_});
       m.label.push_back({"reason", reason});
       m.gauge.value = seconds;
+      f.metric.push_back(std::move(m));
+      out.push_back(std::move(f));
+    }
+    if (ready_) {
+      const readiness verdict = ready_();
+      prometheus::MetricFamily f{
+          "teltonika_ready",
+          "1 while /readyz is 200; 0 with the reason it is 503 (not_listening, "
+          "persist_<cause>, no_heartbeat, heartbeat_failed, heartbeat_stale)",
+          prometheus::MetricType::Gauge,
+          {}};
+      prometheus::ClientMetric m;
+      m.label.push_back({"instance_id", instance_});
+      m.label.push_back({"reason", verdict.reason});
+      m.gauge.value = verdict.detail.empty() ? 1.0 : 0.0;
       f.metric.push_back(std::move(m));
       out.push_back(std::move(f));
     }
@@ -274,6 +305,7 @@ class counters_collector final : public prometheus::Collectable {
   std::shared_ptr<const gateway_counters> c_;
   live_gauges g_;
   std::string instance_;
+  readiness_verdict ready_;
 };
 
 }  // namespace
@@ -286,12 +318,14 @@ struct metrics_endpoint::impl {
 metrics_endpoint::metrics_endpoint(const std::string& address,
                                    std::shared_ptr<const gateway_counters> counters,
                                    live_gauges gauges, std::string instance_id,
-                                   readiness_check ready)
+                                   readiness_verdict ready)
     : impl_(std::make_unique<impl>()) {
   impl_->collector = std::make_shared<counters_collector>(std::move(counters), std::move(gauges),
-                                                          std::move(instance_id));
+                                                          std::move(instance_id), ready);
+  readiness_check why;
+  if (ready) why = [ready] { return ready().detail; };
   impl_->server = std::make_unique<metrics_server>(
-      address, [collector = impl_->collector] { return collector->Collect(); }, std::move(ready));
+      address, [collector = impl_->collector] { return collector->Collect(); }, std::move(why));
 }
 
 metrics_endpoint::~metrics_endpoint() = default;

@@ -43,15 +43,25 @@ struct live_gauges {
   std::function<std::pair<std::string, double>()> persist_stall;
 };
 
+/// Why a gateway is not ready: `reason`, a short stable label (the `reason` of
+/// teltonika_ready), and `detail`, the line /readyz answers with. Both empty while it
+/// is ready.
+struct readiness {
+  std::string reason;
+  std::string detail;
+};
+using readiness_verdict = std::function<readiness()>;
+
 /// Serves, on civetweb's own two threads: Prometheus text at http://ADDR/metrics;
 /// /healthz, 200 while the process serves HTTP; /readyz, 200 "ready" or 503 "not ready:
-/// <why>" from `ready`. Counters are read at scrape time; the data path only increments
-/// atomics. Names are listed in docs/GATEWAY.md.
+/// <why>" from `ready`, whose verdict is also the gauge teltonika_ready, so that an
+/// alert sees what a balancer sees. Counters are read at scrape time; the data path only
+/// increments atomics. Names are listed in docs/GATEWAY.md.
 class metrics_endpoint {
  public:
   /// Throws std::runtime_error if the address cannot be bound.
   metrics_endpoint(const std::string& address, std::shared_ptr<const gateway_counters> counters,
-                   live_gauges gauges, std::string instance_id, readiness_check ready = {});
+                   live_gauges gauges, std::string instance_id, readiness_verdict ready = {});
   ~metrics_endpoint();
   metrics_endpoint(const metrics_endpoint&) = delete;
   metrics_endpoint& operator=(const metrics_endpoint&) = delete;

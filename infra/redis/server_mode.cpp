@@ -48,4 +48,19 @@ std::string wrong_url_scheme(connection& conn) {
   return {};
 }
 
+std::optional<std::int64_t> server_time_ms(connection& conn, std::string& error) {
+  const value t = conn.command({"TIME"});
+  if (t.is_error() || t.elements.size() != 2) {
+    error = t.is_error() ? t.text : "TIME: unexpected reply";
+    return std::nullopt;
+  }
+  const auto s = t.elements[0].as_int();
+  const auto us = t.elements[1].as_int();
+  if (!s || !us) {
+    error = "TIME: unexpected reply";
+    return std::nullopt;
+  }
+  return *s * 1000 + *us / 1000;
+}
+
 }  // namespace tgw::infra::redis

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "infra/redis/connection.hpp"
@@ -15,5 +17,9 @@ namespace tgw::infra::redis {
 /// when it can, or when its mode cannot be told. Sentinel and cluster URLs find their
 /// servers by mode already and are not checked.
 [[nodiscard]] std::string wrong_url_scheme(connection& conn);
+
+/// The server's clock (TIME), ms since the epoch: "now" for the age of a time Redis
+/// wrote, whatever the client's clock says. nullopt with `error` on a failure.
+[[nodiscard]] std::optional<std::int64_t> server_time_ms(connection& conn, std::string& error);
 
 }  // namespace tgw::infra::redis

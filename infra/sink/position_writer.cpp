@@ -37,6 +37,7 @@ bool position_writer::ensure_partitions(const std::vector<std::int64_t>& days, s
 prepared_rows prepared_rows::of(const std::vector<position_row>& rows) {
   prepared_rows out;
   out.copy = copy_binary(rows);
+  out.devices = devices_of(rows);
   out.count = rows.size();
   for (const auto& r : rows) {
     const std::int64_t day = day_partitions::day_of(r.ts_ms);
@@ -125,11 +126,21 @@ write_outcome position_writer::write(const prepared_rows& rows,
       return fail(r, "COPY positions");
     }
   }
+  // A device's first rows and its place in position_devices commit together, so that
+  // last_positions lists every device positions holds.
+  std::vector<std::string> new_devices;
+  for (const std::string& imei : rows.devices)
+    if (!known_devices_.contains(imei)) new_devices.push_back(imei);
+  if (!new_devices.empty()) {
+    r = pg_.exec_params(add_position_devices_sql(), {imei_array(new_devices)});
+    if (!r.ok) return fail(r, "INSERT position_devices");
+  }
   pg_result failed;
   if (!insert_rejected(rejected, failed)) return fail(failed, "INSERT rejected_entries");
   failpoint("before-commit");
   r = pg_.exec("COMMIT");
   if (!r.ok) return fail(r, "COMMIT");
+  known_devices_.insert(new_devices.begin(), new_devices.end());
   failpoint("after-commit");
   write_outcome out;
   out.committed = true;

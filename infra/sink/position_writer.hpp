@@ -1,8 +1,10 @@
 #pragma once
 
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include "infra/sink/last_positions.hpp"
 #include "infra/sink/pg_connection.hpp"
 #include "infra/sink/positions_schema.hpp"
 #include "infra/sink/telemetry_entry.hpp"
@@ -24,16 +26,18 @@ struct write_outcome {
 /// Rows ready for COPY: made on one thread, written on another, which then needs
 /// neither the rows nor their strings.
 struct prepared_rows {
-  std::string copy;                ///< copy_binary of the rows.
-  std::vector<std::int64_t> days;  ///< The days (day_partitions::day_of) of their times.
+  std::string copy;                  ///< copy_binary of the rows.
+  std::vector<std::int64_t> days;    ///< The days (day_partitions::day_of) of their times.
+  std::vector<std::string> devices;  ///< Their IMEIs, each once, sorted.
   std::size_t count = 0;
 
   [[nodiscard]] static prepared_rows of(const std::vector<position_row>& rows);
 };
 
-/// Writes batches of rows into `positions`, and entries it cannot read into
-/// `rejected_entries`, each batch in one transaction. Writing a batch twice changes
-/// nothing the second time: the primary key holds the stream entry id.
+/// Writes batches of rows into `positions`, adds devices seen for the first time to
+/// `position_devices` (what the view `last_positions` lists), and writes entries it
+/// cannot read into `rejected_entries`, each batch in one transaction. Writing a batch
+/// twice changes nothing the second time: the primary key holds the stream entry id.
 ///
 /// A batch goes in with one COPY, the fastest load PostgreSQL has. COPY stops at a
 /// duplicate key, so when a batch was (partly) committed before, it goes again through
@@ -62,6 +66,9 @@ class position_writer {
   std::string stream_;
   std::string failpoint_;
   day_partitions partitions_;
+  /// Devices committed into position_devices by this writer (or found there): a batch
+  /// of known devices costs no statement.
+  std::unordered_set<std::string> known_devices_;
   bool staging_ready_ = false;
 };
 

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "infra/sink/last_positions.hpp"
+
 namespace tgw::infra::sink {
 
 const char* positions_schema_sql() {
@@ -40,7 +42,13 @@ CREATE TABLE IF NOT EXISTS rejected_entries (
 }
 
 bool create_positions_schema(pg_connection& pg, std::string& error) {
-  const auto r = pg.exec(positions_schema_sql());
+  auto r = pg.exec(positions_schema_sql());
+  if (r.ok) r = pg.exec("SELECT to_regclass('position_devices') IS NOT NULL");
+  const bool had_devices = r.ok && !r.rows.empty() && r.rows[0].at(0) == "t";
+  if (r.ok) r = pg.exec(last_positions_schema_sql());
+  // Filled once, when it is made: positions may hold rows from before it existed. A
+  // scan of positions, so not on every --init.
+  if (r.ok && !had_devices) r = pg.exec(position_devices_backfill_sql());
   if (!r.ok) error = r.message;
   return r.ok;
 }
@@ -49,7 +57,8 @@ std::string check_positions_schema(pg_connection& pg) {
   const auto r = pg.exec(
       "SELECT to_regclass('positions') IS NOT NULL, to_regclass('rejected_entries') IS NOT NULL, "
       "EXISTS (SELECT 1 FROM pg_partitioned_table p WHERE p.partrelid = "
-      "to_regclass('positions'))");
+      "to_regclass('positions')), to_regclass('last_positions') IS NOT NULL AND "
+      "to_regclass('position_devices') IS NOT NULL");
   if (!r.ok) return "cannot read the schema: " + r.message;
   const auto& row = r.rows.at(0);
   const auto yes = [](const std::optional<std::string>& v) { return v && *v == "t"; };
@@ -59,6 +68,10 @@ std::string check_positions_schema(pg_connection& pg) {
   if (!yes(row.at(2)))
     return "the table positions exists but is not partitioned by time; it was not made by "
            "tgw sink postgres --init (rename it, then run --init)";
+  if (!yes(row.at(3)))
+    return "the view last_positions or the table position_devices is missing in this "
+           "database (the schema is from an older tgw); create them, filled from positions, "
+           "with: tgw sink postgres --dsn DSN --init";
   return {};
 }
 

@@ -13,7 +13,9 @@ namespace tgw::infra::sink {
 /// time, and `rejected_entries`. Idempotent (IF NOT EXISTS); docs/TELEMETRY.md shows it.
 [[nodiscard]] const char* positions_schema_sql();
 
-/// Creates the schema. False with `error` set when PostgreSQL refuses it.
+/// Creates the schema: those tables, and the view `last_positions` with its device list
+/// (last_positions.hpp), which is filled from `positions` when it is made. False with
+/// `error` set when PostgreSQL refuses it.
 bool create_positions_schema(pg_connection& pg, std::string& error);
 
 /// Empty when the tables the sink writes exist with `positions` partitioned; otherwise

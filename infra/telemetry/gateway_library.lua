@@ -55,13 +55,22 @@ local function persist_one(ctx, journal, device, a, o)
   redis.call('XADD', journal, 'MAXLEN', '~', ctx.journal_maxlen, '*', 'type', 'records_accepted',
              'at_ms', ctx.now, 'instance', ctx.instance, 'fingerprint', fp, 'records', count,
              'first_ts', first_ts, 'last_ts', last_ts, 'pos_ts', a[newest + 1],
-             'lon', a[newest + 3], 'lat', a[newest + 4], 'speed', a[newest + 8])
+             'lon', a[newest + 3], 'lat', a[newest + 4], 'speed', a[newest + 8],
+             'satellites', a[newest + 7])
   -- One HSET folds the event into the projection, records_total included.
   redis.call('HSET', device, 'last_fingerprint', fp, 'last_seen_ms', ctx.now,
              'last_ts', a[newest + 1], 'lon', a[newest + 3], 'lat', a[newest + 4],
-             'speed', a[newest + 8], 'instance', ctx.instance,
+             'speed', a[newest + 8], 'satellites', a[newest + 7], 'instance', ctx.instance,
              'records_total', (tonumber(seen[2]) or 0) + n)
   return n
+end
+
+-- A connection begins (the event `identified`): when, and the records the device had
+-- sent before it, so that a reader shows how long it has been connected and what it
+-- sent since without reading the journal.
+local function mark_connected(device, now)
+  local before = redis.call('HGET', device, 'records_total') or '0'
+  redis.call('HSET', device, 'connected_ms', now, 'records_at_connect', before)
 end
 
 -- Appends one event; ARGV from o: imei type online(-1 keeps it) n_fields, then
@@ -75,6 +84,7 @@ local function append_one(ctx, journal, device, a, o)
     redis.call('HSET', device, 'online', a[o + 2], 'last_seen_ms', ctx.now,
                'instance', ctx.instance)
   end
+  if a[o + 1] == 'identified' then mark_connected(device, ctx.now) end
   return 0
 end
 
@@ -119,6 +129,7 @@ local function append_event(keys, args)
   if args[4] ~= '-1' then
     redis.call('HSET', device, 'online', args[4], 'last_seen_ms', now, 'instance', args[2])
   end
+  if args[1] == 'identified' then mark_connected(device, now) end
   return now
 end
 

@@ -9,6 +9,7 @@ namespace {
 constexpr std::size_t ts = 0;
 constexpr std::size_t lon = 2;
 constexpr std::size_t lat = 3;
+constexpr std::size_t satellites = 6;
 constexpr std::size_t speed = 7;
 
 }  // namespace
@@ -66,7 +67,8 @@ write_outcome memory_telemetry_store::persist(const packet_job& job, std::int64_
                     {"pos_ts", pos[ts]},
                     {"lon", pos[lon]},
                     {"lat", pos[lat]},
-                    {"speed", pos[speed]}});
+                    {"speed", pos[speed]},
+                    {"satellites", pos[satellites]}});
   return write_outcome{true, false, static_cast<std::int64_t>(job.records.size()), {}};
 }
 

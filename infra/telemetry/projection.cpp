@@ -35,6 +35,10 @@ void apply(device_projection& p, const field_list& event_fields) {
     p.online.emplace(*type == "identified" ? "1" : "0", 1);
     copy(p.last_seen_ms, event_fields, "at_ms");
     copy(p.instance, event_fields, "instance");
+    if (*type == "identified") {
+      copy(p.connected_ms, event_fields, "at_ms");
+      p.records_at_connect = p.records_total.value_or(0);
+    }
   } else if (*type == "records_accepted") {
     copy(p.last_fingerprint, event_fields, "fingerprint");
     copy(p.last_seen_ms, event_fields, "at_ms");
@@ -42,6 +46,7 @@ void apply(device_projection& p, const field_list& event_fields) {
     copy(p.lon, event_fields, "lon");
     copy(p.lat, event_fields, "lat");
     copy(p.speed, event_fields, "speed");
+    copy(p.satellites, event_fields, "satellites");
     copy(p.instance, event_fields, "instance");
     p.records_total = p.records_total.value_or(0) + to_int(find(event_fields, "records"));
   } else if (*type == "packet_resent") {
@@ -57,13 +62,42 @@ field_list render(const device_projection& p) {
   put("online", p.online);
   put("last_seen_ms", p.last_seen_ms);
   put("instance", p.instance);
+  put("connected_ms", p.connected_ms);
+  if (p.records_at_connect)
+    out.emplace_back("records_at_connect", std::to_string(*p.records_at_connect));
   put("last_fingerprint", p.last_fingerprint);
   put("last_ts", p.last_ts);
   put("lon", p.lon);
   put("lat", p.lat);
   put("speed", p.speed);
+  put("satellites", p.satellites);
   if (p.records_total) out.emplace_back("records_total", std::to_string(*p.records_total));
   return out;
+}
+
+device_projection parse(const field_list& hash) {
+  device_projection p;
+  auto count = [&](std::optional<std::int64_t>& to, std::string_view name) {
+    const std::string* v = find(hash, name);
+    std::int64_t n = 0;
+    if (v != nullptr &&
+        std::from_chars(v->data(), v->data() + v->size(), n).ptr == v->data() + v->size() &&
+        !v->empty())
+      to = n;
+  };
+  copy(p.online, hash, "online");
+  copy(p.last_seen_ms, hash, "last_seen_ms");
+  copy(p.instance, hash, "instance");
+  copy(p.connected_ms, hash, "connected_ms");
+  count(p.records_at_connect, "records_at_connect");
+  copy(p.last_fingerprint, hash, "last_fingerprint");
+  copy(p.last_ts, hash, "last_ts");
+  copy(p.lon, hash, "lon");
+  copy(p.lat, hash, "lat");
+  copy(p.speed, hash, "speed");
+  copy(p.satellites, hash, "satellites");
+  count(p.records_total, "records_total");
+  return p;
 }
 
 std::vector<field_difference> compare(const field_list& current, const field_list& rebuilt) {

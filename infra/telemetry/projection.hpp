@@ -20,11 +20,16 @@ struct device_projection {
   std::optional<std::string> online;  ///< "1" or "0".
   std::optional<std::string> last_seen_ms;
   std::optional<std::string> instance;
+  /// When the device's latest connection began (`identified`), and its records_total
+  /// then ("0" before its first record): records since connecting are the difference.
+  std::optional<std::string> connected_ms;
+  std::optional<std::int64_t> records_at_connect;
   std::optional<std::string> last_fingerprint;
   std::optional<std::string> last_ts;  ///< The newest record's time (`pos_ts`).
   std::optional<std::string> lon;
   std::optional<std::string> lat;
   std::optional<std::string> speed;
+  std::optional<std::string> satellites;
   std::optional<std::int64_t> records_total;
 
   friend bool operator==(const device_projection&, const device_projection&) = default;
@@ -38,6 +43,10 @@ void apply(device_projection& p, const field_list& event_fields);
 
 /// The projection as HASH fields, in a fixed order, set fields only.
 [[nodiscard]] field_list render(const device_projection& p);
+
+/// The projection a `device:{imei}` HASH holds (HGETALL's pairs); fields it does not
+/// know are left out, a records count that is no number reads as absent.
+[[nodiscard]] device_projection parse(const field_list& hash);
 
 /// One field on which two renderings disagree; nullopt where a side lacks it.
 struct field_difference {

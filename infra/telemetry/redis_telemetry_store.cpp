@@ -254,8 +254,7 @@ void redis_telemetry_store::send_group(group& g, const std::vector<write_op>& op
   };
   std::vector<redis::value> replies = send();
   std::string error;
-  if (!replies.empty() && redis::function_library::missing(replies.front()) &&
-      library_.load(error))
+  if (!replies.empty() && redis::function_library::missing(replies.front()) && library_.load(error))
     replies = send();
   bool learned = false;
   for (std::size_t k = 0; k < g.calls.size(); ++k) {

@@ -204,13 +204,13 @@ TEST_F(Commands, AnEntryIsWrittenToTheRightSessionAndItsAnswerPublishedThenAcked
   EXPECT_EQ(redis.command({"XPENDING", outbound("gwA", imei_a), "ingest"}).elements.at(0).integer,
             0);
   EXPECT_FALSE(b.socket.receive(1).has_value()) << "the other device got a command";
-  // Both lifecycle events are journaled, the dispatch before the resolution.
+  // Every stage of the command is journaled in order: published, dispatched, resolved.
   std::vector<std::string> types;
   for (const auto& e :
        redis.command({"XRANGE", backend.prefix(imei_a) + "journal:" + imei_a, "-", "+"}).elements)
     types.push_back(e.elements.at(1).elements.at(1).text);
-  EXPECT_EQ(types,
-            (std::vector<std::string>{"identified", "command_dispatched", "command_resolved"}));
+  EXPECT_EQ(types, (std::vector<std::string>{"identified", "command_published",
+                                             "command_dispatched", "command_resolved"}));
 }
 
 TEST_F(Commands, Codec14GoesOutWithTheDeviceImei) {

@@ -224,6 +224,11 @@ TEST(FailLoudly, APermissionLostAtRunTimeIsNotReadyWithItsCause) {
   EXPECT_NE(gw.metrics().find("teltonika_persist_stall_seconds{instance_id=\"gw-noperm\","
                               "reason=\"noperm\"}"),
             std::string::npos);
+  // What /readyz says, as a gauge an alert can watch.
+  EXPECT_NE(
+      gw.metrics().find("teltonika_ready{instance_id=\"gw-noperm\",reason=\"persist_noperm\"} 0\n"),
+      std::string::npos)
+      << gw.metrics();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - lost_at).count();
   const std::string log = gw.log();
@@ -239,6 +244,9 @@ TEST(FailLoudly, APermissionLostAtRunTimeIsNotReadyWithItsCause) {
   ASSERT_EQ(admin.command({"ACL", "SETUSER", "tgw", "+time"}).text, "OK");
   EXPECT_TRUE(t.deliver(1'700'000'001'000, 20s));
   EXPECT_FALSE(not_ready(gw.readyz())) << gw.readyz();
+  EXPECT_NE(gw.metrics().find("teltonika_ready{instance_id=\"gw-noperm\",reason=\"\"} 1\n"),
+            std::string::npos)
+      << gw.metrics();
   EXPECT_EQ(count_of(gw.log(), "persist: recovered after"), 1U) << gw.log();
   EXPECT_EQ(gw.stop(), 0);
 }
@@ -265,6 +273,10 @@ TEST(FailLoudly, ReplicasShortAfterAFailoverIsNotReadyAndSaysWhy) {
       },
       10s))
       << gw.readyz();
+  EXPECT_NE(gw.metrics().find(
+                "teltonika_ready{instance_id=\"gw-replicas\",reason=\"persist_replicas\"} 0\n"),
+            std::string::npos)
+      << gw.metrics();
   const std::string log = gw.log();
   EXPECT_NE(log.find("bring a replica back (or lower --ack-replicas)"), std::string::npos) << log;
   ha.restart(old_master);  // back empty: the sentinels make it a replica

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 
 #include "infra/commands/command_publisher.hpp"
@@ -125,6 +126,16 @@ TEST(ClientCommands, WatchLinesNameTheDevice) {
     return text.find(" " + imei + " ") != std::string::npos;
   });
   EXPECT_TRUE(shown);
+  // The time is for people: UTC to the millisecond, not epoch milliseconds.
+  {
+    std::ifstream in(log);
+    std::string first;
+    std::getline(in, first);
+    EXPECT_TRUE(std::regex_search(
+        first, std::regex("^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z " + imei +
+                          " [0-9a-f]{32} responded: FW:1\\.2$")))
+        << first;
+  }
   const auto entries = redis.command({"XREVRANGE", "commands:responses", "+", "-", "COUNT", "1"});
   ASSERT_EQ(entries.elements.size(), 1U);
   const auto& fields = entries.elements[0].elements[1].elements;

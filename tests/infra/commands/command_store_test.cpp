@@ -159,18 +159,20 @@ TEST_F(CommandStore, ResolvePublishesJournalsAcksAndDeletesOnce) {
   EXPECT_FALSE(rs[0]["responded_at"].empty());
   EXPECT_EQ(pending("A"), 0);
   EXPECT_EQ(xlen(outbound("A", imei1)), 0);
+  // The publish journaled the command (command_published), the resolve its outcome.
   const auto journal = entries(this->journal(imei1));
-  ASSERT_EQ(journal.size(), 1U);
-  EXPECT_EQ(journal[0].at("type"), "command_resolved");
-  EXPECT_EQ(journal[0].at("command_id"), got->front().command_id);
-  EXPECT_EQ(journal[0].at("status"), "responded");
-  EXPECT_EQ(journal[0].at("instance"), "A");
-  EXPECT_EQ(journal[0].at("at_ms"), rs[0]["responded_at"]);
+  ASSERT_EQ(journal.size(), 2U);
+  EXPECT_EQ(journal[0].at("type"), "command_published");
+  EXPECT_EQ(journal[1].at("type"), "command_resolved");
+  EXPECT_EQ(journal[1].at("command_id"), got->front().command_id);
+  EXPECT_EQ(journal[1].at("status"), "responded");
+  EXPECT_EQ(journal[1].at("instance"), "A");
+  EXPECT_EQ(journal[1].at("at_ms"), rs[0]["responded_at"]);
 
   // A retry after a crash that hid the first reply: nothing is published again.
   ASSERT_TRUE(a.resolve(got->front(), {"failed", "", "socket_closed"}, error)) << error;
   EXPECT_EQ(responses().size(), 1U);
-  EXPECT_EQ(entries(this->journal(imei1)).size(), 1U);
+  EXPECT_EQ(entries(this->journal(imei1)).size(), 2U);
 }
 
 // With require_replicas, a batch no replica confirmed reports failure for every call

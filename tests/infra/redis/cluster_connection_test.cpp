@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "infra/redis/cluster_connection.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/key_slot.hpp"
 #include "infra/redis/resp_writer.hpp"
@@ -82,16 +83,31 @@ TEST(ClusterConnection, APipelineAcrossMastersAnswersInItsOrder) {
     EXPECT_EQ(replies[static_cast<std::size_t>(i)].integer, 5);
     EXPECT_EQ(replies[static_cast<std::size_t>(60 + i)].text, "5");
   }
-  // The same through the encoded form the telemetry writer uses.
-  resp_writer w;
+  // The encoded form the telemetry writer uses goes to one master at a time: the
+  // caller groups by master (master_of), the client sends each group as it is.
+  cluster_connection* routed = c.cluster();
+  ASSERT_NE(routed, nullptr);
+  std::map<std::size_t, resp_writer> by_master;
   for (int i = 0; i < 20; ++i) {
-    w.begin(2);
-    w.arg("INCR");
-    w.arg("k" + std::to_string(i));
+    const std::string key = "k" + std::to_string(i);
+    const auto master = routed->master_of(key_slot(key));
+    ASSERT_TRUE(master) << key;
+    by_master[*master].begin(2);
+    by_master[*master].arg("INCR");
+    by_master[*master].arg(key);
   }
-  const auto encoded = c.pipeline_encoded(w.bytes(), 20);
-  ASSERT_EQ(encoded.size(), 20U);
-  for (const value& v : encoded) EXPECT_EQ(v.integer, 6);
+  EXPECT_GT(by_master.size(), 1U);
+  for (auto& [master, w] : by_master) {
+    bool sent = false;
+    const auto got = routed->pipeline_encoded_to(master, w.bytes(), w.commands(), sent);
+    EXPECT_TRUE(sent);
+    ASSERT_EQ(got.size(), w.commands());
+    for (const value& v : got) EXPECT_EQ(v.integer, 6) << v.text;
+  }
+  // Bytes for several masters cannot be sent as one: an error, not a misrouted write.
+  const auto mixed =
+      c.pipeline_encoded(by_master.begin()->second.bytes(), by_master.begin()->second.commands());
+  EXPECT_TRUE(mixed.front().is_error());
 }
 
 TEST(ClusterConnection, AFunctionLoadReachesEveryMasterAndCrossSlotIsRefused) {

@@ -34,7 +34,8 @@ class PositionWriter : public ::testing::Test {
   static void SetUpTestSuite() { server_ = std::make_unique<test::postgres_server>(); }
   static void TearDownTestSuite() { server_.reset(); }
   void SetUp() override {
-    (void)server_->query("DROP TABLE IF EXISTS positions, rejected_entries CASCADE");
+    (void)server_->query(
+        "DROP TABLE IF EXISTS positions, rejected_entries, position_devices CASCADE");
     std::string error;
     ASSERT_TRUE(create_positions_schema(pg_, error)) << error;
   }

@@ -24,7 +24,7 @@ class SinkCommand : public ::testing::Test {
   static void TearDownTestSuite() { pg_.reset(); }
 
   void SetUp() override {
-    (void)pg_->query("DROP TABLE IF EXISTS positions, rejected_entries CASCADE");
+    (void)pg_->query("DROP TABLE IF EXISTS positions, rejected_entries, position_devices CASCADE");
     const auto init = run_command(shell_line(sink_argv(*pg_, redis_, {"--init"})));
     ASSERT_EQ(init.exit_code, 0) << init.out;
     char tmpl[] = "/tmp/tgw-sink-test-XXXXXX";

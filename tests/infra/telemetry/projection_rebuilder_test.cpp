@@ -100,6 +100,10 @@ TEST_F(ProjectionRebuilder, RebuildsExactlyWhatTheLiveFunctionsWrote) {
   const hash live_b = device(imei_b);
   ASSERT_EQ(live_a.at("records_total"), "5");
   ASSERT_EQ(live_a.at("last_ts"), "1700000009000");
+  ASSERT_EQ(live_a.at("satellites"), "12");
+  // Its second connection (on gw-b) began after 4 records.
+  ASSERT_EQ(live_a.at("records_at_connect"), "4");
+  ASSERT_TRUE(live_a.contains("connected_ms"));
   // One key per DEL: on a cluster the two may be in different slots.
   redis.command({"DEL", device_key(imei_a)});
   redis.command({"DEL", device_key(imei_b)});
@@ -120,7 +124,9 @@ TEST_F(ProjectionRebuilder, ADeviceWithOnlyLifecycleEventsHasNoRecordFields) {
   ASSERT_TRUE(rebuild());
   EXPECT_EQ(device(imei_b), (hash{{"online", "0"},
                                   {"instance", "gw-b"},
-                                  {"last_seen_ms", device(imei_b).at("last_seen_ms")}}));
+                                  {"last_seen_ms", device(imei_b).at("last_seen_ms")},
+                                  {"connected_ms", device(imei_b).at("connected_ms")},
+                                  {"records_at_connect", "0"}}));
 }
 
 TEST_F(ProjectionRebuilder, AnEqualProjectionIsLeftAlone) {
@@ -275,6 +281,16 @@ TEST_F(ProjectionRebuilder, CommandRebuildsAndSummarises) {
   EXPECT_NE(text.find("1 devices, 8 events read, 1 projections written"), std::string::npos)
       << text;
   EXPECT_EQ(device(imei_a).at("records_total"), "5");
+}
+
+TEST_F(ProjectionRebuilder, ADryRunShowsATimeFieldAsAUtcTimeToo) {
+  a_fleet();
+  redis.command({"HSET", device_key(imei_a), "last_seen_ms", "1700000000000", "speed", "7"});
+  const auto [code, text] = tgw({"projections", "rebuild", "--redis", backend.url(), "--dry-run"});
+  ASSERT_EQ(code, 3) << text;
+  EXPECT_NE(text.find("last_seen_ms: 1700000000000 (2023-11-14T22:13:20Z) -> "), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("speed: 7 -> 49\n"), std::string::npos) << text;
 }
 
 TEST_F(ProjectionRebuilder, CommandExitCodes) {

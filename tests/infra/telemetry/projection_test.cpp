@@ -21,7 +21,8 @@ field_list accepted(const std::string& at, const std::string& fp, const std::str
           {"pos_ts", pos_ts},
           {"lon", "25.2616688"},
           {"lat", "54.6992512"},
-          {"speed", "41"}};
+          {"speed", "41"},
+          {"satellites", "9"}};
 }
 
 TEST(Projection, AnEmptyJournalFoldsToNoFields) {
@@ -31,12 +32,31 @@ TEST(Projection, AnEmptyJournalFoldsToNoFields) {
 TEST(Projection, IdentifiedAndDisconnectedSetOnlineInstanceAndLastSeen) {
   device_projection p;
   telemetry::apply(p, identified("100", "gw-a"));
-  EXPECT_EQ(render(p),
-            (field_list{{"online", "1"}, {"last_seen_ms", "100"}, {"instance", "gw-a"}}));
+  EXPECT_EQ(render(p), (field_list{{"online", "1"},
+                                   {"last_seen_ms", "100"},
+                                   {"instance", "gw-a"},
+                                   {"connected_ms", "100"},
+                                   {"records_at_connect", "0"}}));
   telemetry::apply(
       p, {{"type", "disconnected"}, {"at_ms", "200"}, {"instance", "gw-a"}, {"reason", "x"}});
-  EXPECT_EQ(render(p),
-            (field_list{{"online", "0"}, {"last_seen_ms", "200"}, {"instance", "gw-a"}}));
+  EXPECT_EQ(render(p), (field_list{{"online", "0"},
+                                   {"last_seen_ms", "200"},
+                                   {"instance", "gw-a"},
+                                   {"connected_ms", "100"},
+                                   {"records_at_connect", "0"}}));
+}
+
+TEST(Projection, AConnectionRemembersWhenItBeganAndTheRecordsSentBefore) {
+  device_projection p;
+  telemetry::apply(p, identified("100", "gw-a"));
+  telemetry::apply(p, accepted("150", "aa", "2", "1700000001000"));
+  telemetry::apply(
+      p, {{"type", "disconnected"}, {"at_ms", "200"}, {"instance", "gw-b"}, {"reason", "x"}});
+  telemetry::apply(p, identified("300", "gw-c"));
+  telemetry::apply(p, accepted("350", "bb", "3", "1700000002000"));
+  EXPECT_EQ(p.connected_ms, "300");
+  EXPECT_EQ(p.records_at_connect, 2);
+  EXPECT_EQ(p.records_total, 5);
 }
 
 TEST(Projection, RecordsAcceptedSetsThePositionAndSumsRecords) {
@@ -47,11 +67,14 @@ TEST(Projection, RecordsAcceptedSetsThePositionAndSumsRecords) {
   EXPECT_EQ(render(p), (field_list{{"online", "1"},
                                    {"last_seen_ms", "160"},
                                    {"instance", "gw-b"},
+                                   {"connected_ms", "100"},
+                                   {"records_at_connect", "0"},
                                    {"last_fingerprint", "bb"},
                                    {"last_ts", "1700000002000"},
                                    {"lon", "25.2616688"},
                                    {"lat", "54.6992512"},
                                    {"speed", "41"},
+                                   {"satellites", "9"},
                                    {"records_total", "5"}}));
 }
 
@@ -76,6 +99,19 @@ TEST(Projection, RejectedFramesAndUnknownEventsChangeNothing) {
   telemetry::apply(p, {{"type", "command_dispatched"}, {"at_ms", "400"}, {"instance", "gw-z"}});
   telemetry::apply(p, {{"at_ms", "500"}});  // no type at all
   EXPECT_EQ(p, before);
+}
+
+TEST(Projection, ParseReadsBackWhatRenderWrote) {
+  device_projection p;
+  telemetry::apply(p, identified("100", "gw-a"));
+  telemetry::apply(p, accepted("150", "aa", "2", "1700000001000"));
+  EXPECT_EQ(parse(render(p)), p);
+  // Unknown fields are left out; a count that is no number is absent.
+  const device_projection odd =
+      parse({{"online", "1"}, {"junk", "x"}, {"records_total", "12x"}, {"satellites", "7"}});
+  EXPECT_EQ(odd.online, "1");
+  EXPECT_EQ(odd.satellites, "7");
+  EXPECT_FALSE(odd.records_total);
 }
 
 TEST(Projection, CompareListsChangedMissingAndExtraFields) {
