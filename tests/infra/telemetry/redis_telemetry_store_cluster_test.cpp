@@ -209,13 +209,15 @@ TEST_F(TelemetryStoreOnCluster, AWriteWhoseSlotMovedIsRetryableAndLandsOnTheNewO
 // recognised by its fingerprint) while the other masters' writes go on; once its
 // replica is promoted, the same writes succeed there.
 TEST_F(TelemetryStoreOnCluster, AKilledMastersWritesAreRetryableUntilItsReplicaTakesOver) {
-  // No WAIT: the promoted replica has no replica of its own left to confirm with.
+  std::vector<write_op> ops;
+  for (int d = 0; d < 30; ++d) ops.push_back(packet_op(imei(d), "a", 1, d));
+  // On the replicas before the kill, so the promoted one has them.
+  auto replicated = store(1, 10s);
+  for (const auto& o : replicated.write_batch(ops)) ASSERT_TRUE(o.ok) << o.error;
+  // Then without WAIT: the promoted replica has no replica of its own left to confirm.
   auto s = store();
   std::string error;
   ASSERT_TRUE(s.load_library(error)) << error;
-  std::vector<write_op> ops;
-  for (int d = 0; d < 30; ++d) ops.push_back(packet_op(imei(d), "a", 1, d));
-  for (const auto& o : s.write_batch(ops)) ASSERT_TRUE(o.ok) << o.error;
   const std::uint16_t victim = cluster.ports()[0];
   cluster.kill(victim);
   for (auto& op : ops) op.packet.fingerprint = "b";
