@@ -23,10 +23,6 @@
 #include "actors/gateway/telemetry_writer.hpp"
 #include "actors/gateway/udp_ingest.hpp"
 #include "actors/registry/registry_actor.hpp"
-#include "infra/app/allocator.hpp"
-#include "infra/app/cpu_policy.hpp"
-#include "infra/app/service_notify.hpp"
-#include "infra/app/termination.hpp"
 #include "infra/capture/capture_recorder.hpp"
 #include "infra/health/persist_health.hpp"
 #include "infra/health/startup_check.hpp"
@@ -40,6 +36,10 @@
 #include "infra/net/tcp_server.hpp"
 #include "infra/net/tls_context.hpp"
 #include "infra/net/udp_server.hpp"
+#include "infra/process/allocator.hpp"
+#include "infra/process/cpu_policy.hpp"
+#include "infra/process/service_notify.hpp"
+#include "infra/process/termination.hpp"
 #include "infra/redis/embedded_redis.hpp"
 #include "infra/redis/server_mode.hpp"
 #include "infra/redis/shard_agreement.hpp"
@@ -316,8 +316,9 @@ int run_gateway(const infra::serve_options& o) {
   }
   // Before any thread starts, so that all of them inherit it. Not fatal: the gateway
   // works the same under the normal policy, at some more CPU per packet.
-  const auto cpu = infra::parse_cpu_policy(o.cpu_policy).value_or(infra::cpu_policy::keep);
-  if (const std::string error = infra::apply_cpu_policy(cpu); !error.empty())
+  const auto cpu =
+      infra::process::parse_cpu_policy(o.cpu_policy).value_or(infra::process::cpu_policy::keep);
+  if (const std::string error = infra::process::apply_cpu_policy(cpu); !error.empty())
     spdlog::warn("{}; going on with the current one", error);
 
   std::unique_ptr<infra::redis::embedded_redis> embedded;
@@ -635,7 +636,7 @@ int run_gateway(const infra::serve_options& o) {
   counters->listening.store(true);
   // systemd (Type=notify): ready once devices can connect; the watchdog pings only
   // while an io thread still runs a posted task, so a wedged gateway is restarted.
-  infra::service_notifier service;
+  infra::process::service_notifier service;
   auto io_alive_at = std::make_shared<std::atomic<std::int64_t>>(0);
   service.notify("READY=1\nSTATUS=listening on port " + std::to_string(server->port()));
   service.start_watchdog([&io, io_alive_at, period = service.watchdog_period()] {
@@ -648,13 +649,14 @@ int run_gateway(const infra::serve_options& o) {
     return last.count() == 0 ||
            std::chrono::duration_cast<std::chrono::microseconds>(now) - last <= period;
   });
-  const auto running = infra::current_cpu_policy();
-  const std::string_view running_policy = running ? infra::to_string(*running) : "real-time";
+  const auto running = infra::process::current_cpu_policy();
+  const std::string_view running_policy =
+      running ? infra::process::to_string(*running) : "real-time";
   spdlog::info(
       "instance {} listening on {}:{} tcp+udp ({} io threads, {} actor threads, {} writers, "
       "cpu policy {}, {}){}",
       instance, o.bind, server->port(), io_threads, actor_threads, shards, running_policy,
-      infra::allocator_in_use(),
+      infra::process::allocator_in_use(),
       o.metrics_addr.empty() ? "" : ", metrics on http://" + o.metrics_addr + "/metrics");
   if (tls)
     spdlog::info("TLS on tcp {}:{}{}", o.bind, tls_server ? tls_server->port() : server->port(),
@@ -669,7 +671,7 @@ int run_gateway(const infra::serve_options& o) {
     if (allowlist->source().polled())
       allowlist->refresh_every(std::chrono::seconds{o.allowlist_refresh_s});
   }
-  while ((signal = infra::wait_for_signal()) == SIGHUP) reload(allowlist.get(), tls.get());
+  while ((signal = infra::process::wait_for_signal()) == SIGHUP) reload(allowlist.get(), tls.get());
   spdlog::info("signal {}: draining (at most {} ms)", signal, o.drain_timeout_ms);
   // Not ready from here on, so a balancer that watches /readyz sends no new device.
   counters->listening.store(false);

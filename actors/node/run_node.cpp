@@ -10,8 +10,8 @@
 #include "actors/node/emitter.hpp"
 #include "actors/node/membership.hpp"
 #include "actors/node/worker.hpp"
-#include "infra/app/termination.hpp"
 #include "infra/node/redis_node_store.hpp"
+#include "infra/process/termination.hpp"
 
 namespace tgw::actors::node {
 namespace {
@@ -71,7 +71,7 @@ int run_node(const infra::node_options& options, const infra::redis::endpoint& w
   auto member = system.spawn<caf::detached>(membership, config, membership_store,
                                             std::vector<caf::actor>{emitting, working});
 
-  const int signal = infra::wait_for_termination_signal();
+  const int signal = infra::process::wait_for_termination_signal();
   spdlog::info("node {}: signal {} received, leaving", config.id, signal);
   caf::anon_send_exit(member, caf::exit_reason::user_shutdown);
   system.await_all_actors_done();

@@ -11,8 +11,6 @@
 #include "actors/gateway/run_gateway.hpp"
 #include "actors/node/run_node.hpp"
 #include "actors/replay/run_offline_replay.hpp"
-#include "infra/app/build_info.hpp"
-#include "infra/app/termination.hpp"
 #include "infra/cli/command_command.hpp"
 #include "infra/cli/command_line.hpp"
 #include "infra/cli/config_file.hpp"
@@ -26,6 +24,8 @@
 #include "infra/cli/simulate_command.hpp"
 #include "infra/cli/sink_command.hpp"
 #include "infra/cli/telemetry_command.hpp"
+#include "infra/process/build_info.hpp"
+#include "infra/process/termination.hpp"
 
 namespace {
 
@@ -63,8 +63,9 @@ std::string environment_source(const CLI::App& app, const std::string& message, 
 int run(int argc, char** argv) {
   CLI::App app{"tgw: a gateway for Teltonika GPS trackers", "tgw"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "tgw " + std::string(tgw::infra::version()) + " (commit " +
-                                        std::string(tgw::infra::commit()) + ")");
+  app.set_version_flag("--version", "tgw " + std::string(tgw::infra::process::version()) +
+                                        " (commit " + std::string(tgw::infra::process::commit()) +
+                                        ")");
   app.footer(
       "tgw node is a separate system that shares only the Redis plumbing: the cluster "
       "nodes of docs/NODE.md, not part of the gateway.");
@@ -114,7 +115,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // Before any thread starts, so only the main thread ever takes SIGINT/SIGTERM.
-  tgw::infra::block_termination_signals();
+  tgw::infra::process::block_termination_signals();
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {

@@ -11,13 +11,13 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "infra/app/termination.hpp"
 #include "infra/cli/command_history_command.hpp"
 #include "infra/cli/redis_choice.hpp"
 #include "infra/cli/value_checks.hpp"
 #include "infra/commands/command_publisher.hpp"
 #include "infra/commands/command_send.hpp"
 #include "infra/json/frame_json.hpp"
+#include "infra/process/termination.hpp"
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/text/duration.hpp"
 #include "infra/text/hex.hpp"
@@ -130,7 +130,7 @@ int run_send(const send_settings& s) {
       s.ack_replicas,
       timeout};
   const commands::send_outcome sent =
-      commands::send_command(*publisher, request, termination_requested);
+      commands::send_command(*publisher, request, process::termination_requested);
   const commands::publish_result* published = &sent.published;
   if (published->status.empty()) {
     std::cerr << "tgw command send: command " << published->command_id << ": " << sent.error
@@ -226,7 +226,7 @@ int run_watch(const common_settings& s) {
         }
         return true;
       },
-      error, termination_requested);
+      error, process::termination_requested);
   if (!ok) {
     std::cerr << "tgw command watch: " << error << '\n';
     return exit_failed;

@@ -6,9 +6,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "infra/app/cpu_policy.hpp"
 #include "infra/log/log.hpp"
 #include "infra/net/tls_context.hpp"
+#include "infra/process/cpu_policy.hpp"
 
 namespace tgw::infra {
 
@@ -60,7 +60,7 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
                   "thread does not preempt a running one; fewer context switches under load), "
                   "normal, or keep (whatever the process was started with)")
       ->envname("TGW_CPU_POLICY")
-      ->check(CLI::IsMember(cpu_policy_names()))
+      ->check(CLI::IsMember(process::cpu_policy_names()))
       ->capture_default_str();
   cmd->add_option(
          "--writer-shards", o->writer_shards,

@@ -25,7 +25,7 @@ struct serve_options {
   std::string actor_scheduler = "sharing";
   int writer_shards = 0;        ///< 0: half the cores, at least 2.
   int writer_linger_us = 1000;  ///< How long a writer's batch waits for more writes.
-  /// "batch" (SCHED_BATCH, see infra/app/cpu_policy.hpp), "normal" or "keep", for every
+  /// "batch" (SCHED_BATCH, see infra/process/cpu_policy.hpp), "normal" or "keep", for every
   /// thread.
   std::string cpu_policy = "batch";
   std::string crc = "strict";

@@ -16,8 +16,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "infra/app/cpu_policy.hpp"
 #include "infra/log/log.hpp"
+#include "infra/process/cpu_policy.hpp"
 #include "infra/sim/fleet.hpp"
 
 namespace tgw::infra {
@@ -118,8 +118,8 @@ int run_simulate(simulate_settings& s) {
   }
 
   // Before the fleet's threads start, so that they inherit it.
-  if (const std::string error =
-          apply_cpu_policy(parse_cpu_policy(s.cpu_policy).value_or(cpu_policy::keep));
+  if (const std::string error = process::apply_cpu_policy(
+          process::parse_cpu_policy(s.cpu_policy).value_or(process::cpu_policy::keep));
       !error.empty())
     spdlog::warn("simulate: {}; going on with the current one", error);
 
@@ -326,7 +326,7 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
                   "thread does not preempt a running one, such as the gateway on the same host), "
                   "normal, or keep (whatever the process was started with)")
       ->envname("TGW_SIM_CPU_POLICY")
-      ->check(CLI::IsMember(cpu_policy_names()))
+      ->check(CLI::IsMember(process::cpu_policy_names()))
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of positions, bad CRCs and ignored commands")
       ->envname("TGW_SIM_SEED")

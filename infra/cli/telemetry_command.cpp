@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "codecs/imei.hpp"
-#include "infra/app/termination.hpp"
 #include "infra/cli/io_name_options.hpp"
 #include "infra/cli/redis_choice.hpp"
+#include "infra/process/termination.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/telemetry/entry_view.hpp"
@@ -118,7 +118,7 @@ int run_tail(const tail_settings& s) {
   // span): each read at once in turn, with a pause after a round that found nothing;
   // records of different shards then show in the order they are read, not stored.
   const bool poll = streams.size() > 1;
-  while (!termination_requested()) {
+  while (!process::termination_requested()) {
     bool any = false;
     for (std::size_t k = 0; k < streams.size(); ++k) {
       std::vector<std::string> argv = {"XREAD", "COUNT", "512"};

@@ -19,9 +19,9 @@
 
 #include "codecs/codec_id.hpp"
 #include "codecs/errc.hpp"
-#include "infra/app/build_info.hpp"
 #include "infra/metrics/metrics_server.hpp"
 #include "infra/metrics/process_metrics.hpp"
+#include "infra/process/build_info.hpp"
 
 namespace tgw::infra::metrics {
 namespace {
@@ -295,8 +295,8 @@ class counters_collector final : public prometheus::Collectable {
     gauge("teltonika_allowlist_imeis", "IMEIs in the allowlist in force (0: every device admitted)",
           v(c_->allowlist_size));
     gauge("teltonika_build_info", "Always 1; the labels name the build", 1.0);
-    out.back().metric.back().label.push_back({"version", std::string(version())});
-    out.back().metric.back().label.push_back({"commit", std::string(commit())});
+    out.back().metric.back().label.push_back({"version", std::string(process::version())});
+    out.back().metric.back().label.push_back({"commit", std::string(process::commit())});
     add_process_metrics(out);
     return out;
   }

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "infra/app/build_info.hpp"
 #include "infra/metrics/process_metrics.hpp"
+#include "infra/process/build_info.hpp"
 
 namespace tgw::infra::sink {
 
@@ -61,7 +61,8 @@ std::vector<prometheus::MetricFamily> sink_metric_families(const sink_counters& 
       "teltonika_build_info", "Always 1; the labels name the build", type::Gauge, {}};
   prometheus::ClientMetric m;
   m.gauge.value = 1;
-  m.label = {{"version", std::string(version())}, {"commit", std::string(commit())}};
+  m.label = {{"version", std::string(process::version())},
+             {"commit", std::string(process::commit())}};
   build.metric.push_back(std::move(m));
   out.push_back(std::move(build));
   metrics::add_process_metrics(out);

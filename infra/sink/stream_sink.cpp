@@ -12,7 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "infra/app/termination.hpp"
+#include "infra/process/termination.hpp"
 #include "infra/sink/position_writer.hpp"
 #include "infra/sink/telemetry_entry.hpp"
 
@@ -112,7 +112,7 @@ stream_sink::~stream_sink() = default;
 bool stream_sink::stopping() {
   if (stop_.load()) return true;
   // Either thread may take the signal; both see it through stop_.
-  if (termination_requested()) stop_ = true;
+  if (process::termination_requested()) stop_ = true;
   return stop_.load();
 }
 

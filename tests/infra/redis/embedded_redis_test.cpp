@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "infra/app/cpu_policy.hpp"
+#include "infra/process/cpu_policy.hpp"
 #include "infra/redis/connection.hpp"
 
 namespace {
@@ -51,7 +51,7 @@ TEST(EmbeddedRedis, KeepsTheNormalCpuPolicyUnderABatchGateway) {
   int server_policy = -1;
   std::string error;
   std::thread gateway([&] {
-    error = tgw::infra::apply_cpu_policy(tgw::infra::cpu_policy::batch);
+    error = tgw::infra::process::apply_cpu_policy(tgw::infra::process::cpu_policy::batch);
     embedded_redis server(fresh_dir("policy"));
     server_policy = ::sched_getscheduler(server.pid());
   });

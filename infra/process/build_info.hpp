@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-namespace tgw::infra {
+namespace tgw::infra::process {
 
 /// The project version, from `project(tgw VERSION ...)` in CMakeLists.txt.
 std::string_view version() noexcept;
@@ -11,4 +11,4 @@ std::string_view version() noexcept;
 /// "unknown" outside a git checkout. Written at every build (cmake/build_info.cmake).
 std::string_view commit() noexcept;
 
-}  // namespace tgw::infra
+}  // namespace tgw::infra::process

@@ -1,6 +1,6 @@
 #pragma once
 
-namespace tgw::infra {
+namespace tgw::infra::process {
 
 /// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread. Call it first thing in
 /// main: threads started later inherit the mask, so these signals are only ever taken
@@ -20,4 +20,4 @@ int wait_for_termination_signal();
 /// blocking reads: they poll between reads, at most one read's timeout late.
 bool termination_requested();
 
-}  // namespace tgw::infra
+}  // namespace tgw::infra::process

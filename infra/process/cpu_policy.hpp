@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tgw::infra {
+namespace tgw::infra::process {
 
 /// How the kernel schedules a process's threads. `batch` is Linux's SCHED_BATCH: the
 /// same fair share of the CPU, but a thread that wakes up does not preempt the one
@@ -30,4 +30,4 @@ enum class cpu_policy { normal, batch, keep };
 /// The calling thread's policy, normal or batch; nothing for any other (a real-time one).
 [[nodiscard]] std::optional<cpu_policy> current_cpu_policy();
 
-}  // namespace tgw::infra
+}  // namespace tgw::infra::process

@@ -1,10 +1,10 @@
-#include "infra/app/termination.hpp"
+#include "infra/process/termination.hpp"
 
 #include <csignal>
 
 #include <pthread.h>
 
-namespace tgw::infra {
+namespace tgw::infra::process {
 namespace {
 
 sigset_t handled_set() {
@@ -41,4 +41,4 @@ bool termination_requested() {
   return sigtimedwait(&set, nullptr, &zero) > 0;
 }
 
-}  // namespace tgw::infra
+}  // namespace tgw::infra::process

@@ -1,4 +1,4 @@
-#include "infra/app/service_notify.hpp"
+#include "infra/process/service_notify.hpp"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace tgw::infra {
+namespace tgw::infra::process {
 namespace {
 
 std::string environment(const char* name) {
@@ -66,4 +66,4 @@ void service_notifier::start_watchdog(std::function<bool()> alive) {
   });
 }
 
-}  // namespace tgw::infra
+}  // namespace tgw::infra::process

@@ -1,7 +1,7 @@
 // The CPU policy: parsed from its flag, applied to the calling thread and inherited by
 // the threads it starts afterwards. Each test runs in a thread of its own, so the test
 // runner's threads keep their policy.
-#include "infra/app/cpu_policy.hpp"
+#include "infra/process/cpu_policy.hpp"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -13,10 +13,10 @@
 
 namespace {
 
-using tgw::infra::apply_cpu_policy;
-using tgw::infra::cpu_policy;
-using tgw::infra::current_cpu_policy;
-using tgw::infra::parse_cpu_policy;
+using tgw::infra::process::apply_cpu_policy;
+using tgw::infra::process::cpu_policy;
+using tgw::infra::process::current_cpu_policy;
+using tgw::infra::process::parse_cpu_policy;
 
 // The policy of a thread started by one that has `policy`.
 std::optional<cpu_policy> policy_of_a_child_of(cpu_policy policy, std::string& error) {
@@ -37,10 +37,11 @@ TEST(CpuPolicy, ParsesItsThreeNamesAndNothingElse) {
   EXPECT_EQ(parse_cpu_policy("Batch"), std::nullopt);
   EXPECT_EQ(parse_cpu_policy("idle"), std::nullopt);
   EXPECT_EQ(parse_cpu_policy(""), std::nullopt);
-  EXPECT_EQ(tgw::infra::to_string(cpu_policy::batch), "batch");
-  EXPECT_EQ(tgw::infra::to_string(cpu_policy::normal), "normal");
-  EXPECT_EQ(tgw::infra::to_string(cpu_policy::keep), "keep");
-  EXPECT_EQ(tgw::infra::cpu_policy_names(), (std::vector<std::string>{"batch", "normal", "keep"}));
+  EXPECT_EQ(tgw::infra::process::to_string(cpu_policy::batch), "batch");
+  EXPECT_EQ(tgw::infra::process::to_string(cpu_policy::normal), "normal");
+  EXPECT_EQ(tgw::infra::process::to_string(cpu_policy::keep), "keep");
+  EXPECT_EQ(tgw::infra::process::cpu_policy_names(),
+            (std::vector<std::string>{"batch", "normal", "keep"}));
 }
 
 TEST(CpuPolicy, EachTakesHoldAndKeepChangesNothing) {

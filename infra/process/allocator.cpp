@@ -1,10 +1,10 @@
-#include "infra/app/allocator.hpp"
+#include "infra/process/allocator.hpp"
 
 #include <dlfcn.h>
 
 #include <cstddef>
 
-namespace tgw::infra {
+namespace tgw::infra::process {
 
 std::string allocator_in_use() {
   // Looked up at run time rather than decided at build time, so a preloaded jemalloc
@@ -18,4 +18,4 @@ std::string allocator_in_use() {
   return std::string("jemalloc ") + version;
 }
 
-}  // namespace tgw::infra
+}  // namespace tgw::infra::process

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <thread>
 
-namespace tgw::infra {
+namespace tgw::infra::process {
 
 /// systemd's notification protocol (sd_notify(3)): datagrams to the unix socket named by
 /// $NOTIFY_SOCKET. Written out here rather than linking libsystemd for one sendmsg(); it
@@ -43,4 +43,4 @@ class service_notifier {
   std::thread thread_;
 };
 
-}  // namespace tgw::infra
+}  // namespace tgw::infra::process

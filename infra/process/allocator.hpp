@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace tgw::infra {
+namespace tgw::infra::process {
 
 /// The malloc serving this process: "jemalloc VERSION" when jemalloc is linked in or
 /// preloaded, otherwise "system malloc". Said at start-up, because the allocator moves
@@ -10,4 +10,4 @@ namespace tgw::infra {
 /// an LD_PRELOAD can change it without anything else showing.
 [[nodiscard]] std::string allocator_in_use();
 
-}  // namespace tgw::infra
+}  // namespace tgw::infra::process

@@ -1,11 +1,11 @@
-#include "infra/app/cpu_policy.hpp"
+#include "infra/process/cpu_policy.hpp"
 
 #include <sched.h>
 
 #include <cerrno>
 #include <cstring>
 
-namespace tgw::infra {
+namespace tgw::infra::process {
 
 namespace {
 constexpr cpu_policy all_policies[] = {cpu_policy::batch, cpu_policy::normal, cpu_policy::keep};
@@ -55,4 +55,4 @@ std::optional<cpu_policy> current_cpu_policy() {
   }
 }
 
-}  // namespace tgw::infra
+}  // namespace tgw::infra::process
