@@ -24,10 +24,10 @@
 #include "actors/gateway/udp_ingest.hpp"
 #include "actors/registry/registry_actor.hpp"
 #include "infra/capture/capture_recorder.hpp"
+#include "infra/exporter/metrics_endpoint.hpp"
 #include "infra/health/persist_health.hpp"
 #include "infra/health/startup_check.hpp"
 #include "infra/metrics/gateway_counters.hpp"
-#include "infra/metrics/metrics_endpoint.hpp"
 #include "infra/net/address_limits.hpp"
 #include "infra/net/allowlist.hpp"
 #include "infra/net/allowlist_source.hpp"
@@ -114,7 +114,7 @@ infra::net::address_limit_settings address_limit_settings(const infra::serve_opt
 }
 
 // What the device listeners count, summed over the plain and the TLS port.
-infra::metrics::live_gauges live_gauges(
+infra::exporter::live_gauges live_gauges(
     std::vector<const infra::net::tcp_server*> servers,
     std::shared_ptr<infra::net::tls_context_source> tls,
     std::shared_ptr<infra::net::handshake_gate> handshakes,
@@ -126,10 +126,10 @@ infra::metrics::live_gauges live_gauges(
     return total;
   };
   using c = infra::net::server_counters;
-  infra::metrics::live_gauges g;
+  infra::exporter::live_gauges g;
   g.connections_open = [sum] { return sum(&c::open); };
   g.connection_results = [sum] {
-    return infra::metrics::live_gauges::labelled{
+    return infra::exporter::live_gauges::labelled{
         {"accepted", sum(&c::accepted)},
         {"refused_over_limit", sum(&c::refused_over_limit)},
         {"refused_address_limit", sum(&c::refused_address)},
@@ -145,8 +145,8 @@ infra::metrics::live_gauges live_gauges(
   };
   if (tls) {
     g.tls_handshakes = [sum] {
-      return infra::metrics::live_gauges::labelled{{"established", sum(&c::tls_established)},
-                                                   {"failed", sum(&c::tls_failed)}};
+      return infra::exporter::live_gauges::labelled{{"established", sum(&c::tls_established)},
+                                                    {"failed", sum(&c::tls_failed)}};
     };
     g.tls_handshakes_running = [handshakes] { return static_cast<double>(handshakes->running()); };
     g.tls_handshakes_waiting = [handshakes] { return static_cast<double>(handshakes->waiting()); };
@@ -168,7 +168,7 @@ infra::metrics::live_gauges live_gauges(
   g.telemetry_trimmed = [retention] { return static_cast<double>(retention->trimmed_total()); };
   auto per_group = [retention](auto value) {
     return [retention, value] {
-      infra::metrics::live_gauges::labelled out;
+      infra::exporter::live_gauges::labelled out;
       for (const auto& group : retention->view().groups) out.emplace_back(group.name, value(group));
       return out;
     };
@@ -245,9 +245,9 @@ void warn_if_short_of_replicas(const infra::redis::endpoint& where, int wanted) 
 
 // /readyz: the device port accepts, this instance can persist (so ACK) now, and its
 // heartbeat is fresh, so other instances do not take it for dead.
-infra::metrics::readiness not_ready_because(const infra::metrics::gateway_counters& c,
-                                            const infra::health::persist_health& health,
-                                            std::chrono::seconds heartbeat_ttl) {
+infra::exporter::readiness not_ready_because(const infra::metrics::gateway_counters& c,
+                                             const infra::health::persist_health& health,
+                                             std::chrono::seconds heartbeat_ttl) {
   if (!c.listening.load()) return {"not_listening", "the device port is not accepting"};
   const auto steady_now = std::chrono::steady_clock::now();
   if (std::string stalled = health.stalled_because(steady_now); !stalled.empty())
@@ -548,8 +548,13 @@ int run_gateway(const infra::serve_options& o) {
     policy.max_age = std::chrono::seconds{o.capture_max_age_s};
     policy.max_total_bytes = o.capture_max_total_mb << 20;
     try {
+      // The recorder counts into the instance's counters (aliases of `counters`).
+      using counter = std::atomic<std::uint64_t>;
       capture = std::make_shared<infra::capture::capture_recorder>(
-          policy, infra::capture::queue_limits{}, counters);
+          policy, infra::capture::queue_limits{},
+          infra::capture::recorder_counters{
+              std::shared_ptr<counter>(counters, &counters->capture_bytes_written),
+              std::shared_ptr<counter>(counters, &counters->capture_dropped)});
     } catch (const std::exception& e) {
       return give_up(std::string("cannot record into --capture-dir ") + o.capture_dir + ": " +
                      e.what());
@@ -615,10 +620,10 @@ int run_gateway(const infra::serve_options& o) {
                    e.what());
   }
 
-  std::unique_ptr<infra::metrics::metrics_endpoint> metrics;
+  std::unique_ptr<infra::exporter::metrics_endpoint> metrics;
   if (!o.metrics_addr.empty()) {
     try {
-      metrics = std::make_unique<infra::metrics::metrics_endpoint>(
+      metrics = std::make_unique<infra::exporter::metrics_endpoint>(
           o.metrics_addr, counters,
           live_gauges(servers, tls, tls_handshakes, address_limits, retention, health), instance,
           [counters, health, ttl = std::chrono::seconds{o.heartbeat_ttl_s}] {

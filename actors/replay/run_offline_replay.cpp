@@ -52,7 +52,7 @@ class replay_link final : public infra::net::device_link {
 
 // The peer text as the live server writes it (address, colon, port; no brackets for
 // IPv6), so `identified.peer` matches the live journal.
-std::string live_peer_text(const infra::capture::ip_endpoint& e) {
+std::string live_peer_text(const infra::net::ip_endpoint& e) {
   std::string text = e.to_string();
   if (e.v6) {
     const auto close = text.rfind("]:");

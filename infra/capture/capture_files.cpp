@@ -111,7 +111,8 @@ bool capture_files::emit(std::int64_t unix_us, const connection& c, bool from_de
 }
 
 void capture_files::open_connection(std::uint64_t id, std::int64_t unix_us,
-                                    const ip_endpoint& device, const ip_endpoint& gateway) {
+                                    const net::ip_endpoint& device,
+                                    const net::ip_endpoint& gateway) {
   connection c{device, gateway, initial_seq(id, true), initial_seq(id, false)};
   // SYN, SYN-ACK, ACK: each SYN takes one sequence number.
   emit(unix_us, c, true, tcp_flags::syn);

@@ -8,8 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "infra/capture/ip_endpoint.hpp"
 #include "infra/capture/pcap_file.hpp"
+#include "infra/net/ip_endpoint.hpp"
 
 namespace tgw::infra::capture {
 
@@ -31,8 +31,8 @@ class capture_files {
  public:
   explicit capture_files(rotation_policy policy);
 
-  void open_connection(std::uint64_t id, std::int64_t unix_us, const ip_endpoint& device,
-                       const ip_endpoint& gateway);
+  void open_connection(std::uint64_t id, std::int64_t unix_us, const net::ip_endpoint& device,
+                       const net::ip_endpoint& gateway);
   void data(std::uint64_t id, std::int64_t unix_us, bool from_device,
             std::span<const std::uint8_t> bytes);
   void close_connection(std::uint64_t id, std::int64_t unix_us, bool by_device);
@@ -48,8 +48,8 @@ class capture_files {
 
  private:
   struct connection {
-    ip_endpoint device;
-    ip_endpoint gateway;
+    net::ip_endpoint device;
+    net::ip_endpoint gateway;
     std::uint32_t device_seq = 0;   ///< Next sequence number the device sends.
     std::uint32_t gateway_seq = 0;  ///< Next sequence number the gateway sends.
   };

@@ -2,8 +2,6 @@
 
 #include <chrono>
 
-#include "infra/metrics/gateway_counters.hpp"
-
 namespace tgw::infra::capture {
 namespace {
 
@@ -16,7 +14,7 @@ std::int64_t now_us() {
 }  // namespace
 
 capture_recorder::capture_recorder(rotation_policy policy, queue_limits limits,
-                                   std::shared_ptr<metrics::gateway_counters> counters)
+                                   recorder_counters counters)
     : files_(std::move(policy)), limits_(limits), counters_(std::move(counters)) {
   // Reserved once, so a push under the lock never reallocates.
   queue_.reserve(limits_.max_items);
@@ -32,7 +30,8 @@ capture_recorder::~capture_recorder() {
   writer_.join();
 }
 
-std::uint64_t capture_recorder::open(const ip_endpoint& device, const ip_endpoint& gateway) {
+std::uint64_t capture_recorder::open(const net::ip_endpoint& device,
+                                     const net::ip_endpoint& gateway) {
   item it;
   it.what = kind::open;
   it.id = next_id_.fetch_add(1, std::memory_order_relaxed);
@@ -77,7 +76,7 @@ void capture_recorder::push(item it, bool droppable) {
       return;
     }
   }
-  if (counters_) counters_->capture_dropped.fetch_add(size, std::memory_order_relaxed);
+  if (counters_.dropped) counters_.dropped->fetch_add(size, std::memory_order_relaxed);
 }
 
 void capture_recorder::run() {
@@ -119,12 +118,11 @@ void capture_recorder::write(std::vector<item>& batch) {
     }
   }
   files_.flush();
-  if (counters_) {
-    counters_->capture_bytes_written.fetch_add(files_.payload_written() - written_before,
-                                               std::memory_order_relaxed);
-    counters_->capture_dropped.fetch_add(files_.payload_lost() - lost_before,
-                                         std::memory_order_relaxed);
-  }
+  if (counters_.bytes_written)
+    counters_.bytes_written->fetch_add(files_.payload_written() - written_before,
+                                       std::memory_order_relaxed);
+  if (counters_.dropped)
+    counters_.dropped->fetch_add(files_.payload_lost() - lost_before, std::memory_order_relaxed);
 }
 
 }  // namespace tgw::infra::capture

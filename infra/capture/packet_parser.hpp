@@ -4,14 +4,14 @@
 #include <span>
 #include <string>
 
-#include "infra/capture/ip_endpoint.hpp"
+#include "infra/net/ip_endpoint.hpp"
 
 namespace tgw::infra::capture {
 
 /// One TCP segment as a capture shows it. `payload` borrows the packet.
 struct tcp_packet {
-  ip_endpoint from;
-  ip_endpoint to;
+  net::ip_endpoint from;
+  net::ip_endpoint to;
   std::uint32_t seq = 0;
   std::uint8_t flags = 0;
   std::span<const std::uint8_t> payload;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "infra/capture/ip_endpoint.hpp"
+#include "infra/net/ip_endpoint.hpp"
 
 namespace tgw::infra::capture {
 
@@ -31,8 +31,8 @@ enum class close_cause : std::uint8_t {
 /// the order they became available.
 struct recorded_connection {
   std::size_t number = 0;  ///< 1-based, in order of the first packet.
-  ip_endpoint device;
-  ip_endpoint gateway;
+  net::ip_endpoint device;
+  net::ip_endpoint gateway;
   std::int64_t first_us = 0;
   std::vector<stream_chunk> chunks;
   close_cause closed = close_cause::none;

@@ -54,7 +54,7 @@ class tcp_reassembler {
   std::uint16_t device_port_;
   std::vector<connection> connections_;
   /// 4-tuple (lower endpoint first) to the live connection's index.
-  std::map<std::pair<ip_endpoint, ip_endpoint>, std::size_t> live_;
+  std::map<std::pair<net::ip_endpoint, net::ip_endpoint>, std::size_t> live_;
   std::uint64_t order_ = 0;
 };
 

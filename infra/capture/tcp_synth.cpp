@@ -33,7 +33,7 @@ std::uint16_t fold(std::uint32_t sum) {
 }
 
 // Locally administered MAC addresses derived from the IP, so each host keeps one.
-void put_mac(std::vector<std::uint8_t>& out, const ip_endpoint& e) {
+void put_mac(std::vector<std::uint8_t>& out, const net::ip_endpoint& e) {
   out.push_back(0x02);
   out.push_back(0x00);
   const std::size_t last = e.v6 ? 12 : 0;

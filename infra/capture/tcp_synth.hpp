@@ -4,7 +4,7 @@
 #include <span>
 #include <vector>
 
-#include "infra/capture/ip_endpoint.hpp"
+#include "infra/net/ip_endpoint.hpp"
 
 namespace tgw::infra::capture {
 
@@ -23,8 +23,8 @@ inline constexpr std::size_t max_segment_payload = 65'000;
 
 /// One TCP segment to synthesise.
 struct tcp_segment_spec {
-  ip_endpoint from;
-  ip_endpoint to;
+  net::ip_endpoint from;
+  net::ip_endpoint to;
   std::uint32_t seq = 0;
   std::uint32_t ack = 0;
   std::uint8_t flags = tcp_flags::ack;

@@ -18,8 +18,8 @@
 #include "infra/cli/io_name_options.hpp"
 #include "infra/cli/listen_address.hpp"
 #include "infra/cli/redis_choice.hpp"
+#include "infra/exporter/metrics_server.hpp"
 #include "infra/log/log.hpp"
-#include "infra/metrics/metrics_server.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/sink/pg_connection.hpp"
@@ -126,10 +126,10 @@ int run_sink(sink_options& o) {
   }
   sink::sink_counters counters;
   counters.postgres_up = true;
-  std::unique_ptr<metrics::metrics_server> endpoint;
+  std::unique_ptr<exporter::metrics_server> endpoint;
   if (!o.metrics_addr.empty()) {
     try {
-      endpoint = std::make_unique<metrics::metrics_server>(
+      endpoint = std::make_unique<exporter::metrics_server>(
           o.metrics_addr,
           [&counters, group = s.group, consumer = s.consumer] {
             return sink::sink_metric_families(counters, group, consumer);

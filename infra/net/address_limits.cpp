@@ -18,14 +18,14 @@ address_limit_settings normalized(address_limit_settings s) {
 
 address_limits::address_limits(address_limit_settings settings) : settings_(normalized(settings)) {}
 
-std::string address_limits::key_of(const capture::ip_endpoint& address) const {
-  const capture::ip_endpoint a = unmapped(address);
-  const capture::ip_endpoint counted = a.v6 ? masked(a, settings_.ipv6_prefix) : a;
+std::string address_limits::key_of(const ip_endpoint& address) const {
+  const ip_endpoint a = unmapped(address);
+  const ip_endpoint counted = a.v6 ? masked(a, settings_.ipv6_prefix) : a;
   return std::string(reinterpret_cast<const char*>(counted.address.data()), a.v6 ? 16 : 4);
 }
 
-std::string address_limits::describe(const capture::ip_endpoint& address) const {
-  const capture::ip_endpoint a = unmapped(address);
+std::string address_limits::describe(const ip_endpoint& address) const {
+  const ip_endpoint a = unmapped(address);
   if (a.v6) return ip_prefix{masked(a, settings_.ipv6_prefix), settings_.ipv6_prefix}.to_string();
   const std::string text = a.to_string();
   return text.substr(0, text.rfind(':'));

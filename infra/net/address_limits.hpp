@@ -7,7 +7,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "infra/capture/ip_endpoint.hpp"
+#include "infra/net/ip_endpoint.hpp"
 
 namespace tgw::infra::net {
 
@@ -35,9 +35,9 @@ class address_limits {
 
   /// The key an address is counted under: an IPv4 address (IPv4-mapped IPv6 taken as
   /// the IPv4 address it carries) alone, an IPv6 address by its prefix.
-  [[nodiscard]] std::string key_of(const capture::ip_endpoint& address) const;
+  [[nodiscard]] std::string key_of(const ip_endpoint& address) const;
   /// What that key stands for, for logs: "198.51.100.7", "2001:db8:0:1::/64".
-  [[nodiscard]] std::string describe(const capture::ip_endpoint& address) const;
+  [[nodiscard]] std::string describe(const ip_endpoint& address) const;
 
   /// On admission the address holds one handshake until handshake_over().
   address_verdict admit(const std::string& address, std::chrono::steady_clock::time_point now =

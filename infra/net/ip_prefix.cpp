@@ -9,7 +9,7 @@ namespace {
 constexpr std::array<std::uint8_t, 12> v4_mapped_prefix = {0, 0, 0, 0, 0,    0,
                                                            0, 0, 0, 0, 0xFF, 0xFF};
 
-unsigned width(const capture::ip_endpoint& a) {
+unsigned width(const ip_endpoint& a) {
   return a.v6 ? 128 : 32;
 }
 
@@ -33,26 +33,26 @@ std::string_view trimmed(std::string_view s) {
 
 }  // namespace
 
-capture::ip_endpoint unmapped(const capture::ip_endpoint& address) {
+ip_endpoint unmapped(const ip_endpoint& address) {
   if (!address.v6 ||
       !std::equal(v4_mapped_prefix.begin(), v4_mapped_prefix.end(), address.address.begin()))
     return address;
-  capture::ip_endpoint out;
+  ip_endpoint out;
   out.port = address.port;
   std::copy(address.address.begin() + 12, address.address.end(), out.address.begin());
   return out;
 }
 
-capture::ip_endpoint masked(const capture::ip_endpoint& address, unsigned bits) {
-  capture::ip_endpoint out = address;
+ip_endpoint masked(const ip_endpoint& address, unsigned bits) {
+  ip_endpoint out = address;
   const unsigned total = width(address);
   for (unsigned bit = std::min(bits, total); bit < total; ++bit)
     out.address[bit / 8] &= static_cast<std::uint8_t>(~(0x80U >> (bit % 8)));
   return out;
 }
 
-bool ip_prefix::contains(const capture::ip_endpoint& address) const {
-  const capture::ip_endpoint a = unmapped(address);
+bool ip_prefix::contains(const ip_endpoint& address) const {
+  const ip_endpoint a = unmapped(address);
   if (a.v6 != network.v6) return false;
   return masked(a, bits).address == network.address;
 }
@@ -71,8 +71,7 @@ std::optional<std::vector<ip_prefix>> parse_prefixes(std::string_view text, std:
     const std::string_view entry = trimmed(text.substr(0, comma));
     const std::size_t slash = entry.find('/');
     ip_prefix p;
-    if (entry.empty() ||
-        !capture::ip_endpoint::parse(std::string(entry.substr(0, slash)), 0, p.network)) {
+    if (entry.empty() || !ip_endpoint::parse(std::string(entry.substr(0, slash)), 0, p.network)) {
       error = "'" + std::string(entry) + "' is not an address or address/bits";
       return std::nullopt;
     }

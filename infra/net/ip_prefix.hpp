@@ -6,18 +6,18 @@
 #include <string_view>
 #include <vector>
 
-#include "infra/capture/ip_endpoint.hpp"
+#include "infra/net/ip_endpoint.hpp"
 
 namespace tgw::infra::net {
 
 /// An address block, "10.0.0.0/8" or "2001:db8::/32"; the port is not part of it.
 struct ip_prefix {
-  capture::ip_endpoint network;
+  ip_endpoint network;
   unsigned bits = 0;
 
   /// Whether `address` (IPv4-mapped IPv6 taken as the IPv4 address it carries) lies in
   /// the block; an IPv4 address never lies in an IPv6 block, nor the other way round.
-  [[nodiscard]] bool contains(const capture::ip_endpoint& address) const;
+  [[nodiscard]] bool contains(const ip_endpoint& address) const;
   /// "10.0.0.0/8", "2001:db8::/32".
   [[nodiscard]] std::string to_string() const;
 };
@@ -34,9 +34,9 @@ std::vector<ip_prefix> loopback_prefixes();
 /// An IPv4-mapped IPv6 address (::ffff:a.b.c.d) as the IPv4 address a.b.c.d; any
 /// other address unchanged. A dual-stack socket or a balancer may give either form
 /// of one device's address, and both must be one address to the limits.
-capture::ip_endpoint unmapped(const capture::ip_endpoint& address);
+ip_endpoint unmapped(const ip_endpoint& address);
 
 /// `address` with every bit after the first `bits` cleared (the port kept).
-capture::ip_endpoint masked(const capture::ip_endpoint& address, unsigned bits);
+ip_endpoint masked(const ip_endpoint& address, unsigned bits);
 
 }  // namespace tgw::infra::net

@@ -63,7 +63,7 @@ bool parse_port(std::string_view text, std::uint16_t& out) {
 // The spec's address forms: TCP4 a dotted quad (7 to 15 characters), TCP6 an RFC 4291
 // address (at most 39). The character check comes first: inet_pton would stop at a
 // NUL and accept what came before it.
-bool parse_address(std::string_view text, bool v6, capture::ip_endpoint& out) {
+bool parse_address(std::string_view text, bool v6, ip_endpoint& out) {
   const std::size_t shortest = v6 ? 2 : 7;
   const std::size_t longest = v6 ? 39 : 15;
   if (text.size() < shortest || text.size() > longest) return false;

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "infra/capture/ip_endpoint.hpp"
+#include "infra/net/ip_endpoint.hpp"
 
 namespace tgw::infra::net {
 
@@ -31,8 +31,8 @@ struct proxy_header {
   /// False for a balancer's own health check (v2 LOCAL, v1 UNKNOWN, v2 with an
   /// unspecified family): the connection's own addresses stay in force.
   bool has_addresses = false;
-  capture::ip_endpoint source;       ///< The device.
-  capture::ip_endpoint destination;  ///< The address the device connected to.
+  ip_endpoint source;       ///< The device.
+  ip_endpoint destination;  ///< The address the device connected to.
 };
 
 enum class proxy_status : std::uint8_t { need_more, ok, error };

@@ -7,7 +7,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "infra/capture/capture_recorder.hpp"
 #include "infra/net/tls_channel.hpp"
 
 namespace tgw::infra::net {
@@ -22,8 +21,8 @@ using connection_timer =
     asio::basic_waitable_timer<std::chrono::steady_clock,
                                asio::wait_traits<std::chrono::steady_clock>, executor_type>;
 
-capture::ip_endpoint to_capture(const tcp::endpoint& e) {
-  capture::ip_endpoint out;
+ip_endpoint to_ip_endpoint(const tcp::endpoint& e) {
+  ip_endpoint out;
   out.port = e.port();
   auto address = e.address();
   // A dual-stack listener sees IPv4 devices as v4-mapped; they are recorded as IPv4.
@@ -60,7 +59,7 @@ struct exact_allocator {
 // tools, a simulator or a balancer on the same host without PROXY protocol would
 // otherwise be throttled as one client. An address a PROXY header names is never
 // exempt: a header may name any address.
-bool is_loopback(const capture::ip_endpoint& e) {
+bool is_loopback(const ip_endpoint& e) {
   static const std::vector<ip_prefix> loopback = loopback_prefixes();
   return std::ranges::any_of(loopback, [&](const ip_prefix& p) { return p.contains(e); });
 }
@@ -132,11 +131,11 @@ class tcp_connection final : public device_link,
     boost::system::error_code ec;
     const auto remote = socket_.remote_endpoint(ec);
     if (!ec) {
-      device_ = to_capture(remote);
+      device_ = to_ip_endpoint(remote);
       device_known_ = true;
     }
     const auto local = socket_.local_endpoint(ec);
-    if (!ec) gateway_ = to_capture(local);
+    if (!ec) gateway_ = to_ip_endpoint(local);
     known_endpoints_ = device_known_ && !ec;
     socket_.set_option(tcp::no_delay(true), ec);
     socket_.non_blocking(true, ec);
@@ -791,7 +790,7 @@ class tcp_connection final : public device_link,
   std::unique_ptr<tls_channel> tls_;
   /// The capture of this connection, when the instance records one.
   struct captured {
-    std::shared_ptr<capture::capture_recorder> recorder;
+    std::shared_ptr<traffic_recorder> recorder;
     std::uint64_t id = 0;
   };
   std::unique_ptr<captured> capture_;
@@ -800,8 +799,8 @@ class tcp_connection final : public device_link,
   // when constructed, for every idle connection. The queue is rarely longer than one.
   std::vector<std::vector<std::uint8_t>> writes_;
   std::array<std::uint8_t, landing_size> landing_;
-  capture::ip_endpoint device_;
-  capture::ip_endpoint gateway_;
+  ip_endpoint device_;
+  ip_endpoint gateway_;
   std::unique_ptr<std::string> via_;  ///< Only behind a balancer that sent a PROXY header.
   std::unique_ptr<std::string> close_after_writes_;  ///< Rare: a pointer, not a string.
   /// The start, and from the device's identification on, its last read.
@@ -873,8 +872,7 @@ void connection_sweep::sweep() {
 }
 
 tcp_server::tcp_server(io_pool& pool, const tcp::endpoint& where, connection_limits limits,
-                       listener_factory make_listener,
-                       std::shared_ptr<capture::capture_recorder> capture,
+                       listener_factory make_listener, std::shared_ptr<traffic_recorder> capture,
                        listener_security security)
     : pool_(pool),
       acceptor_(asio::make_strand(pool.front())),

@@ -13,33 +13,16 @@
 
 #include "infra/net/address_limits.hpp"
 #include "infra/net/asio.hpp"
+#include "infra/net/connection_limits.hpp"
 #include "infra/net/device_link.hpp"
 #include "infra/net/handshake_gate.hpp"
 #include "infra/net/io_pool.hpp"
 #include "infra/net/ip_prefix.hpp"
 #include "infra/net/proxy_header.hpp"
 #include "infra/net/tls_context.hpp"
-
-namespace tgw::infra::capture {
-class capture_recorder;
-}
+#include "infra/net/traffic_recorder.hpp"
 
 namespace tgw::infra::net {
-
-/// Limits on device connections; every one has a flag in `tgw serve`.
-struct connection_limits {
-  std::size_t max_frame_size = codecs::default_max_frame_size;
-  /// A connection whose device has sent no byte by then is closed. A PROXY header is
-  /// the balancer's and does not count. Shorter than the handshake timeout: a silent
-  /// connection holds an address's handshake quota and a descriptor, and a device
-  /// that means to speak does so at once.
-  std::chrono::milliseconds first_byte_timeout{3'000};
-  std::chrono::milliseconds handshake_timeout{10'000};
-  std::chrono::milliseconds idle_timeout{30 * 60 * 1000};
-  std::size_t max_connections = 100'000;
-  /// AVL frames delivered but not yet ACKed or refused; reading stops at the bound.
-  std::size_t max_frames_in_flight = 4;
-};
 
 /// What a listener requires before a connection's first frame: a PROXY protocol
 /// header, a TLS handshake, and a place in its source address's limits. Each is
@@ -96,8 +79,7 @@ class tcp_server {
   /// it (after TLS: the application bytes); without, the data path pays one
   /// null-pointer check.
   tcp_server(io_pool& pool, const tcp::endpoint& where, connection_limits limits,
-             listener_factory make_listener,
-             std::shared_ptr<capture::capture_recorder> capture = nullptr,
+             listener_factory make_listener, std::shared_ptr<traffic_recorder> capture = nullptr,
              listener_security security = {});
   ~tcp_server();
 
@@ -129,7 +111,7 @@ class tcp_server {
   io_pool& pool_;
   tcp::acceptor acceptor_;
   listener_factory make_listener_;
-  std::shared_ptr<capture::capture_recorder> capture_;
+  std::shared_ptr<traffic_recorder> capture_;
   std::shared_ptr<connection_settings> settings_;
   /// One per io context of the pool: its open connections and their deadlines.
   std::vector<std::shared_ptr<connection_sweep>> sweeps_;

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "infra/metrics/process_metrics.hpp"
+#include "infra/exporter/process_metrics.hpp"
 #include "infra/process/build_info.hpp"
 
 namespace tgw::infra::sink {
@@ -65,7 +65,7 @@ std::vector<prometheus::MetricFamily> sink_metric_families(const sink_counters& 
              {"commit", std::string(process::commit())}};
   build.metric.push_back(std::move(m));
   out.push_back(std::move(build));
-  metrics::add_process_metrics(out);
+  exporter::add_process_metrics(out);
   return out;
 }
 

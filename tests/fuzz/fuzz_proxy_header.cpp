@@ -56,7 +56,7 @@ void check(std::span<const std::uint8_t> input, proxy_mode mode) {
   if (p.header.version == 2 && p.header.has_addresses) {
     const bool v6 = (input[13] >> 4) == 2;
     const std::size_t ip = v6 ? 16 : 4;
-    tgw::infra::capture::ip_endpoint carried;
+    tgw::infra::net::ip_endpoint carried;
     carried.v6 = v6;
     std::copy(input.begin() + 16, input.begin() + 16 + static_cast<std::ptrdiff_t>(ip),
               carried.address.begin());

@@ -7,20 +7,20 @@
 #include <utility>
 #include <vector>
 
-#include "infra/capture/ip_endpoint.hpp"
 #include "infra/capture/pcap_file.hpp"
 #include "infra/capture/tcp_synth.hpp"
+#include "infra/net/ip_endpoint.hpp"
 
 namespace tgw::test {
 
 class capture_builder {
  public:
   using bytes = std::vector<std::uint8_t>;
-  using endpoint = infra::capture::ip_endpoint;
+  using endpoint = infra::net::ip_endpoint;
 
   static endpoint at(const std::string& address, std::uint16_t port) {
     endpoint e;
-    infra::capture::ip_endpoint::parse(address, port, e);
+    infra::net::ip_endpoint::parse(address, port, e);
     return e;
   }
 

@@ -9,7 +9,6 @@
 #include "infra/capture/capture_loader.hpp"
 #include "infra/capture/capture_recorder.hpp"
 #include "infra/capture/packet_parser.hpp"
-#include "infra/metrics/gateway_counters.hpp"
 #include "tests/support/replay_scenarios.hpp"
 
 namespace tgw::infra::capture {
@@ -50,8 +49,8 @@ TEST(TcpSynth, ChecksumsVerifyForIpv4AndIpv6) {
   const bytes payload = {1, 2, 3, 4, 5};
   for (const char* address : {"10.0.0.1", "2001:db8::1"}) {
     tcp_segment_spec s;
-    ip_endpoint::parse(address, 40000, s.from);
-    ip_endpoint::parse(
+    net::ip_endpoint::parse(address, 40000, s.from);
+    net::ip_endpoint::parse(
         std::string(address).find(':') != std::string::npos ? "2001:db8::9" : "10.0.0.9", 5027,
         s.to);
     s.seq = 7;
@@ -201,7 +200,8 @@ TEST(CaptureFiles, RotatesByAge) {
 
 TEST(CaptureRecorder, DropsAndCountsWhatDoesNotFitTheQueue) {
   const auto dir = fresh_dir("recorder");
-  auto counters = std::make_shared<metrics::gateway_counters>();
+  const recorder_counters counters{std::make_shared<std::atomic<std::uint64_t>>(0),
+                                   std::make_shared<std::atomic<std::uint64_t>>(0)};
   {
     capture_recorder recorder(rotation_policy{dir}, queue_limits{100, 1000}, counters);
     const auto id = recorder.open(test::capture_builder::at("10.0.0.1", 40001),
@@ -214,8 +214,8 @@ TEST(CaptureRecorder, DropsAndCountsWhatDoesNotFitTheQueue) {
     recorder.data(id, true, bytes(200, 0xCD));  // larger than the whole queue
     recorder.close(id, true);
   }
-  EXPECT_GE(counters->capture_dropped.load(), 200U);
-  EXPECT_EQ(counters->capture_dropped.load() + counters->capture_bytes_written.load(), 360U);
+  EXPECT_GE(counters.dropped->load(), 200U);
+  EXPECT_EQ(counters.dropped->load() + counters.bytes_written->load(), 360U);
   const auto files = capture_files(rotation_policy{dir}).files();
   ASSERT_EQ(files.size(), 1U);
   const capture_set set = load_captures({files[0].string()}, 5027);

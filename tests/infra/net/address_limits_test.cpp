@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "infra/capture/ip_endpoint.hpp"
+#include "infra/net/ip_endpoint.hpp"
 
 namespace tgw::infra::net {
 namespace {
@@ -70,9 +70,9 @@ TEST(AddressLimits, QuietAddressesLeaveTheTableAsItGrows) {
   EXPECT_EQ(limits.handshakes_in_progress(), 0);
 }
 
-capture::ip_endpoint address(const std::string& text) {
-  capture::ip_endpoint e;
-  EXPECT_TRUE(capture::ip_endpoint::parse(text, 40123, e)) << text;
+ip_endpoint address(const std::string& text) {
+  ip_endpoint e;
+  EXPECT_TRUE(ip_endpoint::parse(text, 40123, e)) << text;
   return e;
 }
 

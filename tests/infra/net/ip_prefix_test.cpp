@@ -8,9 +8,9 @@
 namespace tgw::infra::net {
 namespace {
 
-capture::ip_endpoint address(const std::string& text) {
-  capture::ip_endpoint e;
-  EXPECT_TRUE(capture::ip_endpoint::parse(text, 1, e)) << text;
+ip_endpoint address(const std::string& text) {
+  ip_endpoint e;
+  EXPECT_TRUE(ip_endpoint::parse(text, 1, e)) << text;
   return e;
 }
 

@@ -1,4 +1,4 @@
-#include "infra/metrics/metrics_server.hpp"
+#include "infra/exporter/metrics_server.hpp"
 
 #include <stdexcept>
 #include <tuple>
@@ -7,7 +7,7 @@
 #include <CivetServer.h>
 #include <prometheus/text_serializer.h>
 
-namespace tgw::infra::metrics {
+namespace tgw::infra::exporter {
 namespace {
 
 // One civetweb handler: a fixed function from nothing to (status, content type, body).
@@ -67,4 +67,4 @@ metrics_server::metrics_server(const std::string& address, collector collect, re
 
 metrics_server::~metrics_server() = default;
 
-}  // namespace tgw::infra::metrics
+}  // namespace tgw::infra::exporter

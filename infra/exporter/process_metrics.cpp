@@ -1,4 +1,4 @@
-#include "infra/metrics/process_metrics.hpp"
+#include "infra/exporter/process_metrics.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-namespace tgw::infra::metrics {
+namespace tgw::infra::exporter {
 
 void add_process_metrics(std::vector<prometheus::MetricFamily>& out) {
   auto plain = [&](const char* name, const char* help, prometheus::MetricType type, double value) {
@@ -58,4 +58,4 @@ void add_process_metrics(std::vector<prometheus::MetricFamily>& out) {
         prometheus::MetricType::Gauge, now - up + std::stod(f[19]) / ticks);
 }
 
-}  // namespace tgw::infra::metrics
+}  // namespace tgw::infra::exporter

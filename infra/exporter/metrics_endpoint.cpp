@@ -1,4 +1,4 @@
-#include "infra/metrics/metrics_endpoint.hpp"
+#include "infra/exporter/metrics_endpoint.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -19,11 +19,11 @@
 
 #include "codecs/codec_id.hpp"
 #include "codecs/errc.hpp"
-#include "infra/metrics/metrics_server.hpp"
-#include "infra/metrics/process_metrics.hpp"
+#include "infra/exporter/metrics_server.hpp"
+#include "infra/exporter/process_metrics.hpp"
 #include "infra/process/build_info.hpp"
 
-namespace tgw::infra::metrics {
+namespace tgw::infra::exporter {
 namespace {
 
 // Every errc a frame can be refused with, by name; `ok` and `need_more` never count.
@@ -31,7 +31,7 @@ constexpr codecs::errc last_errc = codecs::errc::value_out_of_range;
 
 template <std::size_t N>
 prometheus::MetricFamily histogram_family(const char* name, const char* help,
-                                          const atomic_histogram<N>& h,
+                                          const metrics::atomic_histogram<N>& h,
                                           const std::string& instance) {
   prometheus::MetricFamily f{name, help, prometheus::MetricType::Histogram, {}};
   prometheus::ClientMetric m;
@@ -51,8 +51,8 @@ prometheus::MetricFamily histogram_family(const char* name, const char* help,
 
 class counters_collector final : public prometheus::Collectable {
  public:
-  counters_collector(std::shared_ptr<const gateway_counters> c, live_gauges g, std::string id,
-                     readiness_verdict ready)
+  counters_collector(std::shared_ptr<const metrics::gateway_counters> c, live_gauges g,
+                     std::string id, readiness_verdict ready)
       : c_(std::move(c)), g_(std::move(g)), instance_(std::move(id)), ready_(std::move(ready)) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override {
@@ -147,10 +147,10 @@ class counters_collector final : public prometheus::Collectable {
                                  "success, the reason of a failure",
                                  prometheus::MetricType::Counter,
                                  {}};
-      for (std::size_t i = 0; i < command_outcome_names.size(); ++i) {
+      for (std::size_t i = 0; i < metrics::command_outcome_names.size(); ++i) {
         prometheus::ClientMetric m;
         m.label.push_back({"instance_id", instance_});
-        m.label.push_back({"outcome", std::string(command_outcome_names[i])});
+        m.label.push_back({"outcome", std::string(metrics::command_outcome_names[i])});
         m.counter.value = v(c_->command_outcomes[i]);
         f.metric.push_back(std::move(m));
       }
@@ -302,7 +302,7 @@ class counters_collector final : public prometheus::Collectable {
   }
 
  private:
-  std::shared_ptr<const gateway_counters> c_;
+  std::shared_ptr<const metrics::gateway_counters> c_;
   live_gauges g_;
   std::string instance_;
   readiness_verdict ready_;
@@ -316,7 +316,7 @@ struct metrics_endpoint::impl {
 };
 
 metrics_endpoint::metrics_endpoint(const std::string& address,
-                                   std::shared_ptr<const gateway_counters> counters,
+                                   std::shared_ptr<const metrics::gateway_counters> counters,
                                    live_gauges gauges, std::string instance_id,
                                    readiness_verdict ready)
     : impl_(std::make_unique<impl>()) {
@@ -330,4 +330,4 @@ metrics_endpoint::metrics_endpoint(const std::string& address,
 
 metrics_endpoint::~metrics_endpoint() = default;
 
-}  // namespace tgw::infra::metrics
+}  // namespace tgw::infra::exporter

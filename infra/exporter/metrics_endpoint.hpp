@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include "infra/exporter/metrics_server.hpp"
 #include "infra/metrics/gateway_counters.hpp"
-#include "infra/metrics/metrics_server.hpp"
 
-namespace tgw::infra::metrics {
+namespace tgw::infra::exporter {
 
 /// Extra gauges read at scrape time (for example, open connections from the server).
 struct live_gauges {
@@ -60,8 +60,9 @@ using readiness_verdict = std::function<readiness()>;
 class metrics_endpoint {
  public:
   /// Throws std::runtime_error if the address cannot be bound.
-  metrics_endpoint(const std::string& address, std::shared_ptr<const gateway_counters> counters,
-                   live_gauges gauges, std::string instance_id, readiness_verdict ready = {});
+  metrics_endpoint(const std::string& address,
+                   std::shared_ptr<const metrics::gateway_counters> counters, live_gauges gauges,
+                   std::string instance_id, readiness_verdict ready = {});
   ~metrics_endpoint();
   metrics_endpoint(const metrics_endpoint&) = delete;
   metrics_endpoint& operator=(const metrics_endpoint&) = delete;
@@ -71,4 +72,4 @@ class metrics_endpoint {
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace tgw::infra::metrics
+}  // namespace tgw::infra::exporter

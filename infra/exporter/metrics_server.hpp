@@ -7,7 +7,7 @@
 
 #include <prometheus/metric_family.h>
 
-namespace tgw::infra::metrics {
+namespace tgw::infra::exporter {
 
 /// Why the process is not ready, or empty when it is.
 using readiness_check = std::function<std::string()>;
@@ -30,4 +30,4 @@ class metrics_server {
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace tgw::infra::metrics
+}  // namespace tgw::infra::exporter

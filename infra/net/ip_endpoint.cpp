@@ -1,10 +1,10 @@
-#include "infra/capture/ip_endpoint.hpp"
+#include "infra/net/ip_endpoint.hpp"
 
 #include <arpa/inet.h>
 
 #include <cstring>
 
-namespace tgw::infra::capture {
+namespace tgw::infra::net {
 
 std::string ip_endpoint::to_string() const {
   char text[INET6_ADDRSTRLEN] = {};
@@ -31,4 +31,4 @@ bool ip_endpoint::parse(const std::string& text, std::uint16_t port_number, ip_e
   return false;
 }
 
-}  // namespace tgw::infra::capture
+}  // namespace tgw::infra::net

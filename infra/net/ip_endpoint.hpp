@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <string>
 
-namespace tgw::infra::capture {
+namespace tgw::infra::net {
 
-/// An IPv4 or IPv6 address and a TCP port, as a capture records them. IPv4 uses the
+/// An IPv4 or IPv6 address and a TCP port, as a connection and a capture know them. IPv4 uses the
 /// first 4 bytes of `address`; the rest stay zero so comparisons stay exact.
 struct ip_endpoint {
   std::array<std::uint8_t, 16> address{};
@@ -22,4 +22,4 @@ struct ip_endpoint {
   friend auto operator<=>(const ip_endpoint&, const ip_endpoint&) = default;
 };
 
-}  // namespace tgw::infra::capture
+}  // namespace tgw::infra::net
