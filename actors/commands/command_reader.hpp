@@ -6,20 +6,12 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "actors/commands/command_config.hpp"
 #include "actors/commands/session_directory.hpp"
 #include "infra/commands/command_store.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 
 namespace tgw::actors::commands {
-
-struct reader_config {
-  std::chrono::milliseconds block{1000};  ///< XREADGROUP BLOCK
-  std::size_t count = 16;                 ///< XREADGROUP COUNT
-  std::chrono::milliseconds max_backoff{5000};
-  /// A failure that goes on is logged again at most this often (infra::health::failure_log).
-  std::chrono::milliseconds failure_log_interval{30'000};
-  std::int64_t journal_maxlen = 1000;
-};
 
 /// The stream-reader actor: it creates the group, re-reads this consumer's pending
 /// entries, then loops on XREADGROUP ... BLOCK over its own connection, turning each

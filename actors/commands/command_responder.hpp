@@ -5,17 +5,11 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/commands/command_config.hpp"
 #include "infra/commands/command_store.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 
 namespace tgw::actors::commands {
-
-struct responder_config {
-  std::int64_t journal_maxlen = 1000;
-  std::chrono::milliseconds max_backoff{5000};
-  /// A failure that goes on is logged again at most this often (infra::health::failure_log).
-  std::chrono::milliseconds failure_log_interval{30'000};
-};
 
 /// Publishes the terminal responses of commands that sessions resolved, each in one
 /// atomic step with its journal event and the XACK (tgw_cmd_resolve), and moves a

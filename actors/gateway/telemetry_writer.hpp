@@ -5,29 +5,11 @@
 
 #include <caf/fwd.hpp>
 
-#include "infra/health/persist_health.hpp"
+#include "actors/gateway/writer_config.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::actors::gateway {
-
-struct writer_config {
-  std::size_t max_batch = 512;  ///< Writes per Redis round trip at most.
-  std::chrono::milliseconds max_backoff{5000};
-  /// How long a write that failed where sending it again is safe (its slot moved to a
-  /// promoted replica, its master refused the connection; write_outcome::retryable) is
-  /// held and sent again before it is answered as failed: below the devices' ACK
-  /// timeout, so that a failover costs them latency rather than a resend.
-  std::chrono::milliseconds persist_retry{5000};
-  /// Between such attempts.
-  std::chrono::milliseconds retry_delay{100};
-  /// How long a batch that is not full waits for more writes before it goes to Redis
-  /// (0: it goes as soon as the writer has read its mailbox).
-  std::chrono::microseconds linger{0};
-  /// Told of every round trip (the writer's index is its shard); it logs failures and
-  /// decides readiness. Optional.
-  std::shared_ptr<infra::health::persist_health> health;
-};
 
 /// One shard of the telemetry writer. It gathers every write that is in its mailbox
 /// (requests, a session's ingest messages, plain events), writes them in one

@@ -6,6 +6,7 @@
 #include <caf/atom.hpp>
 #include <caf/fwd.hpp>
 
+#include "actors/registry/registry_config.hpp"
 #include "infra/commands/command_store.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/registry/registry_store.hpp"
@@ -23,15 +24,6 @@ using beat_atom = caf::atom_constant<caf::atom("beat")>;
 /// (sweep_atom): janitor tick.
 using sweep_atom = caf::atom_constant<caf::atom("sweep")>;
 
-struct registry_config {
-  std::chrono::milliseconds heartbeat_interval{30'000};
-  std::chrono::seconds heartbeat_ttl{90};
-  /// While a repair is owed (Redis was down), retry this often.
-  std::chrono::milliseconds repair_interval{1000};
-  /// A failure that goes on is logged again at most this often (infra::health::failure_log).
-  std::chrono::milliseconds failure_log_interval{30'000};
-};
-
 /// The registry actor: the only writer of this instance's registry entries, so
 /// register and unregister of one device can never overtake each other. It keeps the
 /// set of devices it holds; when a write fails (Redis down) the device stays accepted,
@@ -43,12 +35,6 @@ struct registry_config {
 caf::behavior registry_actor(caf::event_based_actor* self, const registry_config& config,
                              const std::shared_ptr<infra::registry::registry_store>& store,
                              const std::shared_ptr<infra::metrics::gateway_counters>& counters);
-
-struct janitor_config {
-  std::chrono::milliseconds interval{60'000};  ///< JANITOR_INTERVAL_MS
-  infra::registry::janitor_mode mode = infra::registry::janitor_mode::reverse_index;
-  std::size_t batch = 1000;
-};
 
 /// The janitor: every interval, evicts the registry entries of instances whose
 /// heartbeat expired, owner-checked, and counts only the deletes it made. It runs in

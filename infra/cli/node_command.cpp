@@ -1,8 +1,11 @@
 #include "infra/cli/node_command.hpp"
 #include "infra/cli/log_options.hpp"
 
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
+#include <random>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -26,6 +29,32 @@ int print_errors(const redis::endpoint& where) {
   for (const std::string& e : *errors) std::cout << e << '\n';
   std::cerr << "tgw node: " << errors->size() << " error(s) printed and deleted\n";
   return 0;
+}
+
+std::string default_node_id() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::random_device rd;
+  return std::string(host[0] != '\0' ? host : "node") + "-" + std::to_string(getpid()) + "-" +
+         std::to_string(rd() % 100000);
+}
+
+app::node_plan plan_node(const node_options& o, const redis::endpoint& where) {
+  app::node_plan p;
+  auto& c = p.node;
+  c.id = o.id.empty() ? default_node_id() : o.id;
+  c.health_interval = std::chrono::milliseconds{o.health_ms};
+  c.emit_interval = std::chrono::milliseconds{o.interval_ms};
+  c.emit_batch = o.batch > 0 ? o.batch : (o.interval_ms == 0 ? 100 : 1);
+  c.work_min = std::chrono::milliseconds{0};
+  c.work_max = std::chrono::milliseconds{o.work_ms};
+  c.error_rate = o.error_rate;
+  c.seed = std::random_device{}();
+  p.where = where;
+  p.timing = {std::chrono::milliseconds{o.inactive_ms}, std::chrono::milliseconds{o.ttl_ms},
+              o.max_messages, o.queue_limit};
+  p.record_handled = o.record_handled;
+  return p;
 }
 
 }  // namespace
@@ -124,7 +153,7 @@ void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
       exit_code = 2;
       return;
     }
-    exit_code = o->get_errors ? print_errors(*where) : run(*o, *where);
+    exit_code = o->get_errors ? print_errors(*where) : run(plan_node(*o, *where));
   });
 }
 

@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "infra/app/node_plan.hpp"
 #include "infra/redis/connection.hpp"
 
 namespace CLI {
@@ -37,8 +38,9 @@ struct node_options {
   [[nodiscard]] std::optional<redis::endpoint> endpoint(std::string& error) const;
 };
 
-/// Runs a node until SIGINT/SIGTERM; returns the exit code. Supplied by actors/.
-using node_runner = std::function<int(const node_options&, const redis::endpoint&)>;
+/// Runs the node of a plan until SIGINT/SIGTERM; returns the exit code
+/// (infra/app/run_node.hpp).
+using node_runner = std::function<int(const app::node_plan&)>;
 
 /// Adds `tgw node`. `--getErrors` is served here; a running node is `run`.
 void add_node_command(CLI::App& app, const node_runner& run, int& exit_code);

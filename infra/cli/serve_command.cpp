@@ -1,6 +1,7 @@
 #include "infra/cli/serve_command.hpp"
 #include "infra/cli/listen_address.hpp"
 #include "infra/cli/log_options.hpp"
+#include "infra/cli/serve_options.hpp"
 
 #include <memory>
 
@@ -328,7 +329,14 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
   add_log_options(cmd, o->log_level, o->log_format);
   cmd->callback([o, run, &exit_code] {
     setup_logging(o->log_level, o->log_format);
-    exit_code = run(*o);
+    std::string error;
+    const auto plan = plan_gateway(*o, error);
+    if (!plan) {
+      spdlog::error("{}", error);
+      exit_code = 2;
+      return;
+    }
+    exit_code = run(*plan);
   });
 }
 

@@ -1,4 +1,4 @@
-#include "actors/replay/run_offline_replay.hpp"
+#include "infra/app/run_offline_replay.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -13,12 +13,12 @@
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/telemetry/memory_telemetry_store.hpp"
 
-namespace tgw::actors::replay {
+namespace tgw::infra::app {
 namespace {
 
-using infra::capture::close_cause;
-using infra::capture::recorded_connection;
-using infra::replay::replay_event;
+using capture::close_cause;
+using capture::recorded_connection;
+using replay::replay_event;
 
 struct replay_config : caf::actor_system_config {
   replay_config() {
@@ -31,7 +31,7 @@ struct replay_config : caf::actor_system_config {
 
 // What the session sees of its connection: writes and a close request are kept, to
 // compare with the recording and to stop feeding the connection.
-class replay_link final : public infra::net::device_link {
+class replay_link final : public net::device_link {
  public:
   explicit replay_link(std::string peer) : peer_(std::move(peer)) {}
   void send(std::vector<std::uint8_t> bytes) override {
@@ -52,7 +52,7 @@ class replay_link final : public infra::net::device_link {
 
 // The peer text as the live server writes it (address, colon, port; no brackets for
 // IPv6), so `identified.peer` matches the live journal.
-std::string live_peer_text(const infra::net::ip_endpoint& e) {
+std::string live_peer_text(const net::ip_endpoint& e) {
   std::string text = e.to_string();
   if (e.v6) {
     const auto close = text.rfind("]:");
@@ -96,24 +96,24 @@ struct step {
 
 }  // namespace
 
-infra::replay::offline_result run_offline_replay(const infra::capture::capture_set& capture,
-                                                 const infra::replay::offline_settings& settings) {
+replay::offline_result run_offline_replay(const capture::capture_set& capture,
+                                          const replay::offline_settings& settings) {
   replay_config cfg;
   caf::actor_system sys{cfg};
   auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
 
   std::int64_t now_ms = 0;
-  auto store = std::make_shared<infra::telemetry::memory_telemetry_store>(
-      settings.instance, [&now_ms] { return now_ms; });
-  auto counters = std::make_shared<infra::metrics::gateway_counters>();
-  auto writer = sys.spawn(gateway::telemetry_writer, gateway::writer_config{},
-                          std::shared_ptr<infra::telemetry::telemetry_store>(store), 0, counters);
-  auto config = std::make_shared<gateway::session_config>();
+  auto store = std::make_shared<telemetry::memory_telemetry_store>(settings.instance,
+                                                                   [&now_ms] { return now_ms; });
+  auto counters = std::make_shared<metrics::gateway_counters>();
+  auto writer = sys.spawn(actors::gateway::telemetry_writer, actors::gateway::writer_config{},
+                          std::shared_ptr<telemetry::telemetry_store>(store), 0, counters);
+  auto config = std::make_shared<actors::gateway::session_config>();
   config->instance_id = settings.instance;
   config->crc = settings.crc;
   config->counters = counters;
   config->writers.push_back(writer);
-  std::shared_ptr<const gateway::session_config> shared_config = config;
+  std::shared_ptr<const actors::gateway::session_config> shared_config = config;
 
   std::vector<connection_run> runs;
   runs.reserve(capture.connections.size());
@@ -141,7 +141,7 @@ infra::replay::offline_result run_offline_replay(const infra::capture::capture_s
     if (run.closed) return;
     run.closed = true;
     if (run.session) {
-      caf::anon_send(run.session, gateway::closed_atom::value, reason);
+      caf::anon_send(run.session, actors::gateway::closed_atom::value, reason);
       sched.run();
     }
   };
@@ -163,7 +163,7 @@ infra::replay::offline_result run_offline_replay(const infra::capture::capture_s
     now_ms = chunk.unix_us / 1000;
     last_ms = std::max(last_ms, now_ms);
     if (!chunk.from_device || run.closed) continue;
-    if (!run.session) run.session = sys.spawn(gateway::session, run.link, shared_config);
+    if (!run.session) run.session = sys.spawn(actors::gateway::session, run.link, shared_config);
     run.framer.append(chunk.bytes);
     // The same loop as the server's read handler: every complete frame, in order,
     // until the buffer holds only part of one or the stream is broken.
@@ -175,7 +175,7 @@ infra::replay::offline_result run_offline_replay(const infra::capture::capture_s
                         " at stream offset " + std::to_string(r.status.offset));
         break;
       }
-      caf::anon_send(run.session, gateway::frame_atom::value,
+      caf::anon_send(run.session, actors::gateway::frame_atom::value,
                      static_cast<std::uint8_t>(r.value.kind), r.value.codec,
                      std::vector<std::uint8_t>(r.value.bytes.begin(), r.value.bytes.end()));
     }
@@ -187,7 +187,7 @@ infra::replay::offline_result run_offline_replay(const infra::capture::capture_s
   for (auto& run : runs) close_session(run, "capture ended");
   sched.run();
 
-  infra::replay::offline_result result;
+  replay::offline_result result;
   for (const auto& entry : store->journal()) {
     replay_event e;
     e.imei = entry.imei;
@@ -200,7 +200,7 @@ infra::replay::offline_result run_offline_replay(const infra::capture::capture_s
     result.events.push_back(std::move(e));
   }
   for (auto& run : runs) {
-    infra::replay::connection_report r;
+    replay::connection_report r;
     r.number = run.rec->number;
     r.device = run.rec->device.to_string();
     codecs::imei id;
@@ -209,10 +209,10 @@ infra::replay::offline_result run_offline_replay(const infra::capture::capture_s
         std::find_if(chunks.begin(), chunks.end(), [](const auto& c) { return c.from_device; });
     if (first != chunks.end() && codecs::parse_imei_packet(first->bytes, id).ok())
       r.imei = std::string(id.str());
-    r.recorded = infra::replay::read_answers(run.recorded_answers);
-    r.replayed = infra::replay::read_answers(run.link->sent);
-    r.bytes_equal = infra::replay::without_commands(run.recorded_answers) ==
-                    infra::replay::without_commands(run.link->sent);
+    r.recorded = replay::read_answers(run.recorded_answers);
+    r.replayed = replay::read_answers(run.link->sent);
+    r.bytes_equal =
+        replay::without_commands(run.recorded_answers) == replay::without_commands(run.link->sent);
     r.problems = run.rec->problems;
     result.reports.push_back(std::move(r));
     if (run.session) caf::anon_send_exit(run.session, caf::exit_reason::user_shutdown);
@@ -222,4 +222,4 @@ infra::replay::offline_result run_offline_replay(const infra::capture::capture_s
   return result;
 }
 
-}  // namespace tgw::actors::replay
+}  // namespace tgw::infra::app

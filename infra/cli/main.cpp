@@ -8,9 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "actors/gateway/run_gateway.hpp"
-#include "actors/node/run_node.hpp"
-#include "actors/replay/run_offline_replay.hpp"
+#include "infra/app/run_gateway.hpp"
+#include "infra/app/run_node.hpp"
+#include "infra/app/run_offline_replay.hpp"
 #include "infra/cli/command_command.hpp"
 #include "infra/cli/command_line.hpp"
 #include "infra/cli/config_file.hpp"
@@ -71,17 +71,17 @@ int run(int argc, char** argv) {
       "nodes of docs/NODE.md, not part of the gateway.");
   tgw::infra::add_config_option(app);
   int exit_code = 0;
-  tgw::infra::add_serve_command(app, tgw::actors::gateway::run_gateway, exit_code);
+  tgw::infra::add_serve_command(app, tgw::infra::app::run_gateway, exit_code);
   tgw::infra::add_decode_command(app, exit_code);
   tgw::infra::add_registry_command(app, exit_code);
   tgw::infra::add_devices_command(app, exit_code);
   tgw::infra::add_command_command(app, exit_code);
-  tgw::infra::add_node_command(app, tgw::actors::node::run_node, exit_code);
+  tgw::infra::add_node_command(app, tgw::infra::app::run_node, exit_code);
   tgw::infra::add_simulate_command(app, exit_code);
   tgw::infra::add_projections_command(app, exit_code);
   tgw::infra::add_telemetry_command(app, exit_code);
   tgw::infra::add_sink_command(app, exit_code);
-  tgw::infra::add_replay_command(app, tgw::actors::replay::run_offline_replay, exit_code);
+  tgw::infra::add_replay_command(app, tgw::infra::app::run_offline_replay, exit_code);
   tgw::infra::apply_environment_aliases();
   std::vector<std::string> args(argv, argv + argc);
   if (const std::string unknown = tgw::infra::unknown_subcommand(app, args); !unknown.empty()) {

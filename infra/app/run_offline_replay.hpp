@@ -2,7 +2,7 @@
 
 #include "infra/replay/offline_replay.hpp"
 
-namespace tgw::actors::replay {
+namespace tgw::infra::app {
 
 /// `tgw replay --offline`: runs every recorded connection through the real session
 /// actor and telemetry writer, on CAF's deterministic scheduler with no sockets and no
@@ -10,7 +10,7 @@ namespace tgw::actors::replay {
 /// uses, in capture order; the writer persists into an in-memory store that folds like
 /// the Redis functions, and whose clock is the capture's time. The same capture
 /// always gives the same result. Blocks the calling thread until done.
-infra::replay::offline_result run_offline_replay(const infra::capture::capture_set& capture,
-                                                 const infra::replay::offline_settings& settings);
+replay::offline_result run_offline_replay(const capture::capture_set& capture,
+                                          const replay::offline_settings& settings);
 
-}  // namespace tgw::actors::replay
+}  // namespace tgw::infra::app

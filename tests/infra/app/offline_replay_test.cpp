@@ -1,7 +1,7 @@
 // Offline replay against committed captures and golden event sequences. The captures
 // are built by tests/support/replay_scenarios.hpp; set TGW_UPDATE_GOLDEN=1 to rewrite
 // the committed files (captures and .jsonl) after a deliberate change.
-#include "actors/replay/run_offline_replay.hpp"
+#include "infra/app/run_offline_replay.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include "tests/support/replay_scenarios.hpp"
 #include "tests/support/run_tgw.hpp"
 
-namespace tgw::actors::replay {
+namespace tgw::infra::app {
 namespace {
 
 namespace sc = test::scenarios;
@@ -127,4 +127,4 @@ TEST(ReplayCommand, UsageErrorsExitTwo) {
 }
 
 }  // namespace
-}  // namespace tgw::actors::replay
+}  // namespace tgw::infra::app

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "infra/telemetry/retention.hpp"
+
+namespace tgw::actors::gateway {
+
+/// What the last retention pass saw, for the metrics endpoint.
+class retention_status {
+ public:
+  void update(infra::telemetry::retention_view view, std::int64_t trimmed);
+  /// Counts entries trimmed by a pass that could not read every stream (and so leaves
+  /// the last full view standing).
+  void add_trimmed(std::int64_t trimmed);
+  [[nodiscard]] infra::telemetry::retention_view view() const;
+  [[nodiscard]] std::int64_t trimmed_total() const;
+
+ private:
+  mutable std::mutex mutex_;
+  infra::telemetry::retention_view view_;
+  std::int64_t trimmed_total_ = 0;
+};
+
+/// Settings of the retention actor (retention_actor.hpp).
+struct retention_config {
+  bool trim = true;  ///< --telemetry-retention groups; off only observes.
+  std::chrono::milliseconds interval{10'000};
+  /// The telemetry streams: one on a single node, one per key shard on a cluster.
+  std::vector<std::string> streams{"telemetry:records"};
+};
+
+}  // namespace tgw::actors::gateway
