@@ -367,7 +367,12 @@ int run_gateway(const infra::serve_options& o) {
     auto agreed = infra::redis::agree_key_shards(probe, o.telemetry_shards, error);
     if (!agreed) {
       spdlog::error("cannot use Redis at {}: {}", where.describe(), error);
-      return where.via_cluster() && probe.connected() ? 2 : 1;
+      // A cluster that answers but disagrees (a stored count unlike --telemetry-shards)
+      // is a usage error; one whose master for the count's key is down is not.
+      const std::string cause = infra::health::classify_redis_failure(error).label;
+      const bool transient = cause == "connection" || cause == "cluster_down" ||
+                             cause == "loading" || cause == "busy";
+      return where.via_cluster() && probe.connected() && !transient ? 2 : 1;
     }
     key_shards = std::move(*agreed);
     if (key_shards.tagged())
