@@ -1,0 +1,14 @@
+"""tgwlab: what the scripts that run tgw on this machine share.
+
+The chaos runner (scripts/chaos) is a thin entry point over this package:
+
+  processes    children that die with the script, free loopback ports, /proc readings
+  redis_client Redis through Debian's python3-redis: one server, Sentinel, Cluster
+  servers      redis-server, a master with replicas and sentinels, a Redis Cluster
+  balancer     the round-robin TCP balancer that can split and drip device bytes
+  device       a Teltonika device on the wire: handshake, Codec 8/8E packets, CRC16/IBM
+  metrics      a gateway's /metrics and /readyz
+  chaos        the fault injection run, its checks and its report
+
+Its tests (scripts/tgwlab/tests) run in ctest as scripts.tgwlab.
+"""
