@@ -1,6 +1,7 @@
 """tgwlab: what the scripts that run tgw on this machine share.
 
-The chaos runner (scripts/chaos) is a thin entry point over this package:
+The chaos runner (scripts/chaos) and the node soak (scripts/node-soak) are thin entry
+points over this package:
 
   processes    children that die with the script, free loopback ports, /proc readings
   redis_client Redis through Debian's python3-redis: one server, Sentinel, Cluster
@@ -9,6 +10,7 @@ The chaos runner (scripts/chaos) is a thin entry point over this package:
   device       a Teltonika device on the wire: handshake, Codec 8/8E packets, CRC16/IBM
   metrics      a gateway's /metrics and /readyz
   chaos        the fault injection run, its checks and its report
+  soak         the `tgw node` soak and its ledger
 
 Its tests (scripts/tgwlab/tests) run in ctest as scripts.tgwlab.
 """
