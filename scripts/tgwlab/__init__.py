@@ -12,5 +12,6 @@ points over this package:
   chaos        the fault injection run, its checks and its report
   soak         the `tgw node` soak and its ledger
 
-Its tests (scripts/tgwlab/tests) run in ctest as scripts.tgwlab.
+Its tests, tests/scripts/tgwlab/*_test.py, run in ctest as scripts.tgwlab:
+    PYTHONPATH=scripts python3 -m unittest discover -s tests/scripts/tgwlab -p "*_test.py"
 """

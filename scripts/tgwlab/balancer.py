@@ -37,7 +37,8 @@ def gap(mode, rng):
 
 
 class Conn:
-    __slots__ = ("id", "imei", "slot", "instance", "accepted", "open", "head", "verdict_seen")
+    __slots__ = ("id", "imei", "slot", "instance", "accepted", "open", "head", "verdict_seen",
+                 "writers")
 
     def __init__(self, cid, slot, instance):
         self.id, self.slot, self.instance = cid, slot, instance
@@ -46,6 +47,7 @@ class Conn:
         self.open = True
         self.head = b""
         self.verdict_seen = False
+        self.writers = ()
 
 
 class Balancer:
@@ -72,14 +74,28 @@ class Balancer:
         self.ready.wait(10)
 
     def stop(self):
+        """Closes the listener and every connection, then ends the thread."""
+        async def close_all():
+            self.server.close()
+            with self.lock:
+                writers = [w for c in self.conns.values() for w in c.writers]
+            for w in writers:
+                w.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            if tasks:
+                await asyncio.wait(tasks, timeout=3)
+        try:
+            asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(5)
+        except Exception:  # a loop that is stuck still gets stopped below
+            pass
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
 
     def _run(self):
         asyncio.set_event_loop(self.loop)
-        server = self.loop.run_until_complete(
+        self.server = self.loop.run_until_complete(
             asyncio.start_server(self._client, "127.0.0.1", 0, backlog=2048))
-        self.port = server.sockets[0].getsockname()[1]
+        self.port = self.server.sockets[0].getsockname()[1]
         self.ready.set()
         self.loop.run_forever()
 
@@ -115,6 +131,7 @@ class Balancer:
         with self.lock:
             self.next_id += 1
             c = Conn(self.next_id, slot, instance_id)
+            c.writers = (cwriter, bwriter)
             self.conns[c.id] = c
         self.stats["connections"] += 1
         up = asyncio.ensure_future(self._up(c, creader, bwriter))

@@ -147,11 +147,16 @@ class Group:
     def start(self, argv, log=None, stdout=None, stderr=None, **kw):
         """argv with its output in logdir/log (both streams) unless stdout/stderr say
         otherwise."""
+        out = None
         if log is not None:
             out = open(os.path.join(self.logdir, log), "ab")
             stdout = out if stdout is None else stdout
             stderr = subprocess.STDOUT if stderr is None else stderr
-        p = spawn(argv, stdout=stdout, stderr=stderr, **kw)
+        try:
+            p = spawn(argv, stdout=stdout, stderr=stderr, **kw)
+        finally:
+            if out is not None:
+                out.close()  # the child has its own copy
         self.procs.append(p)
         return p
 
