@@ -9,14 +9,25 @@ class Parser(argparse.ArgumentParser):
     """-h/--help prints `text`; an unknown argument prints "PROG: unknown argument" and
     the text to stderr, a wrong value "PROG: --flag what it takes"; both exit 2."""
 
-    def __init__(self, prog, text, **kw):
+    def __init__(self, prog, text, free_values=(), **kw):
         super().__init__(prog=prog, usage=argparse.SUPPRESS, add_help=False,
                          allow_abbrev=False, **kw)
         self.text = text
+        # Options whose value may itself start with "--" (--a-flags "--ack-replicas 1").
+        self.free_values = set(free_values)
         self.add_argument("-h", "--help", action="store_true")
 
     def parse_args(self, args=None, namespace=None):
-        parsed, extra = self.parse_known_args(args, namespace)
+        args = list(sys.argv[1:] if args is None else args)
+        joined, i = [], 0
+        while i < len(args):
+            if args[i] in self.free_values and i + 1 < len(args):
+                joined.append(f"{args[i]}={args[i + 1]}")
+                i += 2
+            else:
+                joined.append(args[i])
+                i += 1
+        parsed, extra = self.parse_known_args(joined, namespace)
         if parsed.help:
             print(self.text, end="" if self.text.endswith("\n") else "\n")
             sys.exit(0)
