@@ -273,15 +273,7 @@ class RedisCluster:
     def restart(self, port):
         """With its nodes.conf and AOF: it rejoins the cluster, as a replica of the
         master that replaced it."""
-        subprocess.run(
-            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", self.dir,
-             "--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf",
-             "--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0",
-             "--cluster-require-full-coverage", "no",
-             "--appendonly", "yes", "--appendfilename", f"appendonly-{port}.aof",
-             "--appenddirname", f"aof-{port}", "--dbfilename", f"dump-{port}.rdb", "--save", "",
-             "--daemonize", "yes", "--pidfile", os.path.join(self.dir, f"redis-{port}.pid"),
-             "--logfile", os.path.join(self.dir, f"redis-{port}.log")], check=False)
+        restart_cluster_node(self.dir, port)
         self.expected_down.discard(port)
         return wait_until(lambda: redis_client.ping(port), 10)
 
@@ -311,3 +303,17 @@ class RedisCluster:
     def stop_all(self):
         subprocess.run([self.script, "down", "--dir", self.dir], check=False,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def restart_cluster_node(dir, port):
+    """Starts a node of scripts/redis-cluster's cluster in `dir` again, daemonized, with
+    the settings that script gives it (its nodes.conf, AOF and pid file included)."""
+    subprocess.run(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", dir,
+         "--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf",
+         "--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0",
+         "--cluster-require-full-coverage", "no",
+         "--appendonly", "yes", "--appendfilename", f"appendonly-{port}.aof",
+         "--appenddirname", f"aof-{port}", "--dbfilename", f"dump-{port}.rdb", "--save", "",
+         "--daemonize", "yes", "--pidfile", os.path.join(dir, f"redis-{port}.pid"),
+         "--logfile", os.path.join(dir, f"redis-{port}.log")], check=False)
