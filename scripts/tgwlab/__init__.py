@@ -5,7 +5,6 @@ drivers (scripts/bench-* but bench-codecs, which builds and runs C++ and node on
 thin entry points over this package: each keeps its flags, its help text and its
 output, and hands its parsed arguments to a module here.
 
-
   processes    children that die with the script, free loopback ports, /proc readings
   redis_client Redis through Debian's python3-redis: one server, Sentinel, Cluster
   servers      redis-server, a master with replicas and sentinels, a Redis Cluster

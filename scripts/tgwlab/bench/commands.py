@@ -10,7 +10,7 @@ import time
 
 from .. import redis_client
 from ..cli import fail
-from ..processes import ROOT, Group, raise_file_limit, wait_until
+from ..processes import Group, raise_file_limit, wait_until
 from . import common
 from .common import log
 
@@ -39,16 +39,8 @@ def summary(r, date, ncpu, cpu):
 def main(a):
     """Runs scripts/bench-commands with its parsed arguments; the exit code."""
     common.need(PROG, ["redis-server", "redis-cli", "cmake"])
-    os.chdir(ROOT)
-    if a.build:
-        log("building tgw and command_bench (release preset)")
-        common.build_release("tgw", "command_bench")
-    tgw = common.release_binary(PROG)
+    tgw, out = common.prepare(PROG, a.build, "bench-commands", targets=("tgw", "command_bench"))
     bench = common.release_binary(PROG, "build/release/tests/bench/command_bench")
-    out = os.path.join(ROOT, "build", "release", "bench-commands")
-    os.makedirs(out, exist_ok=True)
-    for name in os.listdir(out):
-        os.remove(os.path.join(out, name))
     files = raise_file_limit()
     if a.devices > files - 200:
         fail(PROG, f"a process may open {files} files, too few for {a.devices} devices")

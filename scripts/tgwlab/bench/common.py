@@ -41,6 +41,30 @@ def build_release(*targets, quiet=False):
                    check=True, stdout=subprocess.DEVNULL if quiet else None)
 
 
+def prepare(prog, build, out_name, stale=None, targets=("tgw",)):
+    """From the repository's root: the release build of targets (with build), the tgw
+    binary, and build/release/OUT_NAME emptied of the files whose names end in one of
+    `stale` (every file without). Returns (tgw, out)."""
+    os.chdir(ROOT)
+    if build:
+        log(f"building {' and '.join(targets)} (release preset)")
+        build_release(*targets)
+    tgw = release_binary(prog)
+    out = os.path.join(ROOT, "build", "release", out_name)
+    os.makedirs(out, exist_ok=True)
+    for name in os.listdir(out):
+        if stale is None or name.endswith(stale):
+            os.remove(os.path.join(out, name))
+    return tgw, out
+
+
+def executables(prog, paths):
+    """Exits when one of paths is not an executable file."""
+    for b in paths:
+        if not (os.path.isfile(b) and os.access(b, os.X_OK)):
+            fail(prog, f"{b} is not an executable")
+
+
 def release_binary(prog, path="build/release/tgw", hint="(drop --no-build)", code=2):
     """The binary at ROOT/path; exits with `code` when it is not there."""
     full = os.path.join(ROOT, path)

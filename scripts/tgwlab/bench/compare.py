@@ -38,9 +38,7 @@ def acks(port):
 def main(a):
     """Runs scripts/bench-compare with its parsed arguments; the exit code."""
     simulator = a.simulator or a.b_tgw
-    for b in (a.a_tgw, a.b_tgw, simulator):
-        if not (os.path.isfile(b) and os.access(b, os.X_OK)):
-            fail(PROG, f"{b} is not an executable")
+    common.executables(PROG, (a.a_tgw, a.b_tgw, simulator))
     raise_file_limit()
     tmp = tempfile.mkdtemp(prefix="tgw-bench-compare-")
     procs = Group(tmp)

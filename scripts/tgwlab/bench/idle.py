@@ -59,9 +59,7 @@ def main(a):
         if m not in MODES:
             fail(PROG, f"--modes: '{m}' is not plain, tls or tls-unbounded")
     simulator = a.simulator or a.binaries[-1]
-    for b in a.binaries + [simulator]:
-        if not (os.path.isfile(b) and os.access(b, os.X_OK)):
-            fail(PROG, f"{b} is not an executable")
+    common.executables(PROG, a.binaries + [simulator])
     raise_file_limit()
     tmp = tempfile.mkdtemp(prefix="tgw-bench-idle-")
     procs = Group(tmp)

@@ -354,16 +354,7 @@ def main(a):
     if a.ack_replicas and a.tls:
         fail(PROG, "--ack-replicas and --tls compare against plain runs each; give one")
     common.need(PROG, ["redis-server", "redis-cli", "redis-benchmark", "taskset", "cmake", "openssl"])
-    os.chdir(ROOT)
-    if a.build:
-        log("building tgw (release preset)")
-        common.build_release("tgw")
-    tgw = common.release_binary(PROG)
-    out = os.path.join(ROOT, "build", "release", "bench-ingest")
-    os.makedirs(out, exist_ok=True)
-    for name in os.listdir(out):
-        if name.endswith((".json", ".log", ".txt")):
-            os.remove(os.path.join(out, name))
+    tgw, out = common.prepare(PROG, a.build, "bench-ingest", (".json", ".log", ".txt"))
 
     # A process may open at most `ulimit -Hn` files (20,000 on the project's machines).
     # The gateway holds one per device plus a few for Redis, listeners and the runtime;

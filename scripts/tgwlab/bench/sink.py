@@ -11,7 +11,7 @@ import time
 
 from .. import metrics, redis_client
 from ..cli import fail
-from ..processes import ROOT, Group, wait_until
+from ..processes import Group, wait_until
 from . import common
 from .common import log
 
@@ -188,16 +188,7 @@ class Sink:
 def main(a):
     """Runs scripts/bench-sink with its parsed arguments; the exit code."""
     common.need(PROG, ["redis-server", "redis-cli", "psql", f"{PGBIN}/initdb", f"{PGBIN}/postgres"])
-    os.chdir(ROOT)
-    if a.build:
-        log("building tgw (release preset)")
-        common.build_release("tgw")
-    tgw = common.release_binary(PROG)
-    out = os.path.join(ROOT, "build", "release", "bench-sink")
-    os.makedirs(out, exist_ok=True)
-    for name in os.listdir(out):
-        if name.endswith((".log", ".txt")):
-            os.remove(os.path.join(out, name))
+    tgw, out = common.prepare(PROG, a.build, "bench-sink", (".log", ".txt"))
     tmp = tempfile.mkdtemp(prefix="tgw-bench-sink-")
     bench = Sink(a, tgw, out, tmp)
     with common.stopping(bench.procs, tmp):
