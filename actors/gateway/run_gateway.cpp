@@ -370,8 +370,8 @@ int run_gateway(const infra::serve_options& o) {
       // A cluster that answers but disagrees (a stored count unlike --telemetry-shards)
       // is a usage error; one whose master for the count's key is down is not.
       const std::string cause = infra::health::classify_redis_failure(error).label;
-      const bool transient = cause == "connection" || cause == "cluster_down" ||
-                             cause == "loading" || cause == "busy";
+      const bool transient =
+          cause == "connection" || cause == "cluster_down" || cause == "loading" || cause == "busy";
       return where.via_cluster() && probe.connected() && !transient ? 2 : 1;
     }
     key_shards = std::move(*agreed);
