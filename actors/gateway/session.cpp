@@ -436,7 +436,7 @@ caf::behavior session(session_actor* self, const std::shared_ptr<infra::net::dev
   // A session's messages reach its default handler, which CAF hands the actor and
   // which holds one pointer in std::function's inline space: no allocation. A
   // behaviour of its own, six handlers each holding that pointer, was 320 bytes a
-  // session (docs/PERFORMANCE.md, "Step 12"). An actor lives while it has a
+  // session (docs/PERFORMANCE.md, "Idle memory"). An actor lives while it has a
   // behaviour, so every session shares one that matches nothing it is sent.
   self->set_default_handler([c](caf::scheduled_actor* actor, caf::message_view& view) {
     return deliver(*c, actor, view);

@@ -69,7 +69,7 @@ namespace tgw::actors::gateway {
 /// subscriptions. Sessions join no group, and the subscriber mixin's `unordered_set`
 /// (56 bytes) is what put each of them, 1,080 bytes with its control block, in
 /// jemalloc's 1,280-byte class; without it they fill the 1,024-byte class exactly
-/// (docs/PERFORMANCE.md, "Step 11"). It is CAF's typed_event_based_actor, dynamically
+/// (docs/PERFORMANCE.md, "Idle memory"). It is CAF's typed_event_based_actor, dynamically
 /// typed: spawned from a function, it runs the behaviour that function returns.
 class session_actor final
     : public caf::extend<caf::scheduled_actor, session_actor>::with<

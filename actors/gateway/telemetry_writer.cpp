@@ -35,6 +35,7 @@ struct writer_state {
   std::vector<reply_to> held_replies;
   std::vector<std::chrono::steady_clock::time_point> held_first_try;
   bool resend_queued = false;
+  bool settle_queued = false;
   bool flush_queued = false;
   bool lingered = false;
   bool down = false;
@@ -46,17 +47,17 @@ struct writer_state {
 // Tells the instance's persist health how a round trip went: the success path is a
 // scan of the outcomes; failures are grouped by their error, with the packets each
 // left un-ACKed, for the log and /readyz (the health object logs, rate-limited).
-void report_health(infra::health::persist_health& health, int shard,
-                   const std::vector<write_op>& ops, const std::vector<write_outcome>& outcomes) {
+// Returns when to tell the health object that no failure followed a success (zero:
+// nothing pending), so the recovery is logged even if no more traffic comes.
+std::chrono::steady_clock::duration report_health(infra::health::persist_health& health, int shard,
+                                                  const std::vector<write_op>& ops,
+                                                  const std::vector<write_outcome>& outcomes) {
   const auto writer = static_cast<std::size_t>(shard);
   const auto now = std::chrono::steady_clock::now();
   bool any_ok = false;
   bool any_failed = false;
   for (const write_outcome& o : outcomes) (o.ok ? any_ok : any_failed) = true;
-  if (!any_failed) {
-    health.succeeded(writer, now);
-    return;
-  }
+  if (!any_failed) return health.succeeded(writer, now);
   std::vector<infra::health::persist_health::failure> failures;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     const write_outcome& o = outcomes[i];
@@ -69,6 +70,7 @@ void report_health(infra::health::persist_health& health, int shard,
     if (ops[i].is_packet) ++same->packets;
   }
   health.failed(writer, failures, any_ok, now);
+  return std::chrono::steady_clock::duration::zero();
 }
 
 const std::string& imei_of(const write_op& op) {
@@ -178,7 +180,13 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
         state->backoff = std::chrono::milliseconds{100};
       }
     }
-    if (config.health) report_health(*config.health, shard, state->ops, outcomes);
+    if (config.health) {
+      const auto settle_in = report_health(*config.health, shard, state->ops, outcomes);
+      if (settle_in > settle_in.zero() && !state->settle_queued) {
+        state->settle_queued = true;
+        self->delayed_send(self, settle_in, settle_atom::value);
+      }
+    }
     for (std::size_t i = 0; i < state->replies.size(); ++i) {
       // Only packets are held: an ACK waits for them anyway, while an event answered at
       // once lets a device be accepted although Redis is away.
@@ -264,6 +272,10 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
       },
       [flush](flush_atom) { flush(); },
       [resend](resend_atom) { resend(); },
+      [config, state](settle_atom) {
+        state->settle_queued = false;
+        if (config.health) config.health->settled(std::chrono::steady_clock::now());
+      },
   };
 }
 

@@ -120,7 +120,12 @@ int open_redis(const gateway_plan& plan, gateway_redis& server) {
   auto agreed = redis::agree_key_shards(probe, plan.telemetry_shards, error);
   if (!agreed) {
     spdlog::error("cannot use Redis at {}: {}", server.where.describe(), error);
-    return server.where.via_cluster() && probe.connected() ? 2 : 1;
+    // A cluster that answers but disagrees (a stored count unlike --telemetry-shards)
+    // is a usage error; one whose master for the count's key is down is not.
+    const std::string cause = health::classify_redis_failure(error).label;
+    const bool transient =
+        cause == "connection" || cause == "cluster_down" || cause == "loading" || cause == "busy";
+    return server.where.via_cluster() && probe.connected() && !transient ? 2 : 1;
   }
   server.key_shards = std::move(*agreed);
   if (server.key_shards.tagged())

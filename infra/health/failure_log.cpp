@@ -32,6 +32,7 @@ void failure_log::failed(const failure_cause& cause, std::uint64_t lost, clock::
     ++failures_total_;
     lost_total_ += lost;
     last_failure_ = now;
+    recovered_ = false;
     auto [it, first] = causes_.try_emplace(cause.label);
     per_cause& c = it->second;
     ++c.failures;
@@ -53,21 +54,43 @@ void failure_log::failed(const failure_cause& cause, std::uint64_t lost, clock::
   sink_(line);
 }
 
-void failure_log::succeeded(clock::time_point now) {
+clock::duration failure_log::succeeded(clock::time_point now) {
+  if (!failing_.load(std::memory_order_acquire)) return clock::duration::zero();
+  std::string line;
+  {
+    const std::lock_guard lock(mutex_);
+    if (!failing_.load(std::memory_order_relaxed)) return clock::duration::zero();
+    if (!recovered_) {
+      recovered_ = true;
+      recovered_at_ = now;
+    }
+    if (now - last_failure_ < settings_.settle) return settings_.settle - (now - last_failure_);
+    line = end_spell_locked(recovered_at_);
+  }
+  sink_(line);
+  return clock::duration::zero();
+}
+
+void failure_log::settled(clock::time_point now) {
   if (!failing_.load(std::memory_order_acquire)) return;
   std::string line;
   {
     const std::lock_guard lock(mutex_);
-    if (!failing_.load(std::memory_order_relaxed)) return;
+    if (!failing_.load(std::memory_order_relaxed) || !recovered_) return;
     if (now - last_failure_ < settings_.settle) return;
-    failing_.store(false, std::memory_order_release);
-    std::string causes;
-    for (const auto& [label, c] : causes_) causes += (causes.empty() ? "" : ", ") + label;
-    line = settings_.component + ": recovered after " + seconds_text(now - since_) + " (" + causes +
-           "); " + std::to_string(failures_total_) + " failure(s), " + std::to_string(lost_total_) +
-           " " + settings_.unit + " meanwhile";
+    line = end_spell_locked(recovered_at_);
   }
   sink_(line);
+}
+
+std::string failure_log::end_spell_locked(clock::time_point recovered_at) {
+  failing_.store(false, std::memory_order_release);
+  recovered_ = false;
+  std::string causes;
+  for (const auto& [label, c] : causes_) causes += (causes.empty() ? "" : ", ") + label;
+  return settings_.component + ": recovered after " + seconds_text(recovered_at - since_) + " (" +
+         causes + "); " + std::to_string(failures_total_) + " failure(s), " +
+         std::to_string(lost_total_) + " " + settings_.unit + " meanwhile";
 }
 
 }  // namespace tgw::infra::health

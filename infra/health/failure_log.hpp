@@ -43,8 +43,14 @@ class failure_log {
 
   /// A failure with `cause`; `lost` is what it cost, in the settings' unit.
   void failed(const failure_cause& cause, std::uint64_t lost, clock::time_point now);
-  /// A success: ends a spell if one is on and its last failure is `settle` old.
-  void succeeded(clock::time_point now);
+  /// A success: ends a spell if one is on and its last failure is `settle` old. A
+  /// success sooner than that leaves the end pending: returns how long until settled()
+  /// can end it (zero when nothing is pending), so a caller with no further traffic
+  /// still gets its recovery line.
+  clock::duration succeeded(clock::time_point now);
+  /// Ends a spell that has seen a success since its last failure, once that failure
+  /// is `settle` old; the line dates the recovery from that first success.
+  void settled(clock::time_point now);
   /// True between a failure and the next success.
   [[nodiscard]] bool failing() const noexcept { return failing_.load(std::memory_order_acquire); }
 
@@ -61,9 +67,13 @@ class failure_log {
   std::mutex mutex_;
   clock::time_point since_{};
   clock::time_point last_failure_{};
+  clock::time_point recovered_at_{};  // first success since the last failure, if any
+  bool recovered_ = false;
   std::uint64_t failures_total_ = 0;
   std::uint64_t lost_total_ = 0;
   std::map<std::string, per_cause> causes_;
+
+  std::string end_spell_locked(clock::time_point recovered_at);
 };
 
 /// Seconds with one decimal, as the log lines print them.

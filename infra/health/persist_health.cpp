@@ -16,12 +16,12 @@ void persist_health::started(std::size_t writer, clock::time_point now) noexcept
     in_flight_since_[writer].store(ticks(now), std::memory_order_relaxed);
 }
 
-void persist_health::succeeded(std::size_t writer, clock::time_point now) {
+clock::duration persist_health::succeeded(std::size_t writer, clock::time_point now) {
   if (writer < settings_.writers) in_flight_since_[writer].store(0, std::memory_order_relaxed);
   last_success_.store(ticks(now), std::memory_order_relaxed);
   if (failing_since_.load(std::memory_order_relaxed) != 0)
     failing_since_.store(0, std::memory_order_relaxed);
-  log_.succeeded(now);
+  return log_.succeeded(now);
 }
 
 void persist_health::failed(std::size_t writer, const std::vector<failure>& failures,

@@ -89,7 +89,7 @@ std::string read_failure(const boost::system::error_code& ec) {
 /// The open connections of one io context and one timer that closes those past their
 /// deadline (the handshake's until a device is identified, then the idle timeout), in
 /// place of a timer each: a connection's timer and its pending wait were 80 bytes in
-/// the connection and an operation of 160 (docs/PERFORMANCE.md, "Step 14"). Only the
+/// the connection and an operation of 160 (docs/PERFORMANCE.md, "Idle memory"). Only the
 /// context's thread touches it. It holds the connections as the pending waits did:
 /// an open connection lives until it is shut down.
 struct connection_sweep : std::enable_shared_from_this<connection_sweep> {
@@ -501,7 +501,7 @@ class tcp_connection final : public device_link,
   // silent, so an idle connection holds it, and it is allocated at its own size (112
   // bytes): Asio's per-thread recycling would give it the block of a larger operation
   // that just finished, a write's, in the 160- or 224-byte class (docs/PERFORMANCE.md,
-  // "Step 17"). An allocator of its own is what tells Asio not to recycle.
+  // "Idle memory"). An allocator of its own is what tells Asio not to recycle.
   struct landing_read {
     std::shared_ptr<tcp_connection> self;
     using allocator_type = exact_allocator<void>;
@@ -823,7 +823,7 @@ class tcp_connection final : public device_link,
 };
 
 // Every device holds one, idle or not. With make_shared's 16-byte header it fits
-// jemalloc's 512-byte size class (docs/PERFORMANCE.md, "Steps 6 and 15"); a member that
+// jemalloc's 512-byte size class (docs/PERFORMANCE.md, "Idle memory"); a member that
 // pushes it past costs each connection the next class, 128 bytes more. Rare state goes
 // behind a pointer.
 static_assert(sizeof(tcp_connection) + 16 <= 512, "tcp_connection outgrew its size class");

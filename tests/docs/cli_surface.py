@@ -64,18 +64,25 @@ FOREIGN = {
 }
 
 
-# Flags of the project's own scripts and benchmark binaries.
-def script_flags(source):
-    flags = set(FOREIGN)
-    places = [os.path.join(source, "scripts"), os.path.join(source, "tests", "bench")]
-    for folder in places:
+# Flags of the project's own scripts (the entry points in scripts/ and their Python
+# package below it) and benchmark binaries.
+def script_files(source):
+    for folder in (os.path.join(source, "scripts"), os.path.join(source, "tests", "bench")):
         for name in os.listdir(folder):
             path = os.path.join(folder, name)
-            executable = os.access(path, os.X_OK) or name.endswith((".cpp", ".py"))
-            if not os.path.isfile(path) or not executable:
-                continue
-            with open(path, errors="replace") as f:
-                flags.update(re.findall(r"(--[a-z][\w-]*)", f.read()))
+            if os.path.isfile(path) and (os.access(path, os.X_OK) or name.endswith((".cpp", ".py"))):
+                yield path
+    for folder, dirs, names in os.walk(os.path.join(source, "scripts")):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        if folder != os.path.join(source, "scripts"):
+            yield from (os.path.join(folder, n) for n in names if n.endswith(".py"))
+
+
+def script_flags(source):
+    flags = set(FOREIGN)
+    for path in script_files(source):
+        with open(path, errors="replace") as f:
+            flags.update(re.findall(r"(--[a-z][\w-]*)", f.read()))
     return flags
 
 

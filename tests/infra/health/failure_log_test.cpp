@@ -69,6 +69,7 @@ TEST_F(FailureLog, TheEndOfASpellIsOneLineWithItsLengthAndCost) {
 
 // One Redis Cluster master of three down: batches that miss it succeed between its
 // failures. The spell goes on until a second passes without one: no line each time.
+// It ended at the first success after the last failure, and the line says so.
 TEST_F(FailureLog, SuccessesBetweenFailuresDoNotEndTheSpell) {
   for (int i = 0; i < 50; ++i) {
     log.failed(noperm, 1, t0 + 20ms * i);
@@ -78,8 +79,51 @@ TEST_F(FailureLog, SuccessesBetweenFailuresDoNotEndTheSpell) {
   EXPECT_TRUE(log.failing());
   log.succeeded(t0 + 980ms + 1s);
   ASSERT_EQ(lines.size(), 2U);
-  EXPECT_NE(lines[1].find("recovered after 2.0 s (noperm); 50 failure(s)"), std::string::npos)
+  EXPECT_NE(lines[1].find("recovered after 1.0 s (noperm); 50 failure(s)"), std::string::npos)
       << lines[1];
+}
+
+// The device that was refused resends once, is ACKed, and goes quiet: no later success
+// comes to end the spell. The success says when to look again, and settled() then
+// writes the recovery line.
+TEST_F(FailureLog, ASuccessSoonAfterTheLastFailureEndsTheSpellWhenSettled) {
+  log.failed(noperm, 1, t0);
+  log.failed(noperm, 1, t0 + 3s);
+  EXPECT_EQ(log.succeeded(t0 + 3200ms), 800ms);
+  EXPECT_EQ(lines.size(), 1U);
+  log.settled(t0 + 3900ms);  // too soon: a failure could still follow
+  EXPECT_EQ(lines.size(), 1U);
+  EXPECT_TRUE(log.failing());
+  log.settled(t0 + 4s);
+  ASSERT_EQ(lines.size(), 2U);
+  EXPECT_EQ(lines[1],
+            "persist: recovered after 3.2 s (noperm); 2 failure(s), 2 packet(s) not ACKed "
+            "meanwhile");
+  EXPECT_FALSE(log.failing());
+  log.settled(t0 + 5s);
+  EXPECT_EQ(lines.size(), 2U);
+}
+
+// A failure after that success takes the pending end back: the spell goes on.
+TEST_F(FailureLog, AFailureAfterThePendingSuccessKeepsTheSpellOn) {
+  log.failed(noperm, 1, t0);
+  EXPECT_GT(log.succeeded(t0 + 100ms), clock::duration::zero());
+  log.failed(noperm, 1, t0 + 500ms);
+  log.settled(t0 + 1200ms);
+  EXPECT_EQ(lines.size(), 1U);
+  EXPECT_TRUE(log.failing());
+  EXPECT_EQ(log.succeeded(t0 + 1600ms), clock::duration::zero());
+  ASSERT_EQ(lines.size(), 2U);
+  EXPECT_NE(lines[1].find("recovered after 1.6 s"), std::string::npos) << lines[1];
+}
+
+// settled() without a success since the last failure ends nothing: the instance is
+// still failing, however long ago that failure was.
+TEST_F(FailureLog, SettledWithoutASuccessEndsNothing) {
+  log.failed(noperm, 1, t0);
+  log.settled(t0 + 10s);
+  EXPECT_TRUE(log.failing());
+  EXPECT_EQ(lines.size(), 1U);
 }
 
 }  // namespace

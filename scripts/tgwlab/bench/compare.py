@@ -1,0 +1,96 @@
+"""scripts/bench-compare: two gateways side by side, each with its own redis-server and
+simulator, in the same minutes; CPU microseconds per ACKed packet of each."""
+
+import json
+import os
+import sys
+import tempfile
+import time
+
+from .. import metrics
+from ..cli import fail
+from ..processes import TICK, Group, cpu_ticks, log_tail, raise_file_limit
+from . import common
+
+PROG = "scripts/bench-compare"
+
+
+class Side:
+    def __init__(self, name, binary, flags, imei_base):
+        self.name, self.binary, self.flags, self.imei_base = name, binary, flags, imei_base
+
+
+def ticks(proc, log):
+    """CPU ticks of a process; exits when it is gone, with the end of its log."""
+    t = cpu_ticks(proc.pid)
+    if t is None:
+        print(f"{PROG}: process {proc.pid} is gone; the end of {os.path.basename(log)}:",
+              file=sys.stderr)
+        print("\n".join(log_tail(log, 5)), file=sys.stderr)
+        sys.exit(1)
+    return t
+
+
+def acks(port):
+    return metrics.metric(metrics.scrape(port, timeout=5), "teltonika_acks_total") or 0
+
+
+def main(a):
+    """Runs scripts/bench-compare with its parsed arguments; the exit code."""
+    simulator = a.simulator or a.b_tgw
+    common.executables(PROG, (a.a_tgw, a.b_tgw, simulator))
+    raise_file_limit()
+    tmp = tempfile.mkdtemp(prefix="tgw-bench-compare-")
+    procs = Group(tmp)
+    with common.stopping(procs, tmp, grace=5):
+        gw_tls, sim_tls = [], []
+        if a.tls:
+            made = common.self_signed(tmp)
+            if made is None:
+                fail(PROG, "openssl could not make a certificate")
+            gw_tls, sim_tls = ["--tls-cert", made[0], "--tls-key", made[1]], ["--tls"]
+        sides = [Side("A", a.a_tgw, a.a_flags, 350000000000000),
+                 Side("B", a.b_tgw, a.b_flags, 351000000000000)]
+        for s in sides:
+            rport, gport, s.metrics_port = common.fresh_ports(3)
+            s.logs = {k: os.path.join(tmp, f"{k}-{s.name}.log")
+                      for k in ("redis", "gateway", "sim")}
+            s.redis = procs.start(["redis-server", "--port", str(rport), "--bind", "127.0.0.1",
+                                   "--save", "", "--appendonly", "no", "--dir", tmp,
+                                   "--logfile", s.logs["redis"]])
+            time.sleep(0.5)
+            with open(s.logs["gateway"], "wb") as err:
+                s.gateway = procs.start(
+                    [s.binary, "serve", "--redis", f"redis://127.0.0.1:{rport}", "--port", str(gport),
+                     "--bind", "127.0.0.1", "--metrics-addr", f"127.0.0.1:{s.metrics_port}",
+                     "--log-level", "warn", *gw_tls, *s.flags.split()], stderr=err)
+            time.sleep(1)
+            s.sim_json = os.path.join(tmp, f"sim-{s.name}.json")
+            with open(s.sim_json, "wb") as out, open(s.logs["sim"], "wb") as err:
+                s.sim = procs.start(
+                    [simulator, "simulate", "--target", f"127.0.0.1:{gport}", *sim_tls,
+                     "--count", str(a.devices), "--records-per-packet", str(a.records),
+                     "--send-period", a.period, "--ramp-up", "5s", "--duration",
+                     f"{a.seconds + 20}s", "--source-spread", "8", "--imei-base", str(s.imei_base),
+                     "--json", "--log-level", "warn"], stdout=out, stderr=err)
+        time.sleep(10)
+
+        def sample(s):
+            return (ticks(s.gateway, s.logs["gateway"]), ticks(s.redis, s.logs["redis"]),
+                    ticks(s.sim, s.logs["sim"]), acks(s.metrics_port))
+        before = {s.name: sample(s) for s in sides}
+        time.sleep(a.seconds)
+        after = {s.name: sample(s) for s in sides}
+        for s in sides:
+            if s.sim.wait() != 0:
+                print(f"{PROG}: side {s.name}'s simulator failed:", file=sys.stderr)
+                print("\n".join(log_tail(s.logs["sim"], 3)), file=sys.stderr)
+                continue
+            g, r, sim, packets = (x1 - x0 for x1, x0 in zip(after[s.name], before[s.name]))
+            us = (lambda t: 1e6 * t / TICK / packets) if packets > 0 else (lambda t: float("nan"))
+            with open(s.sim_json) as f:
+                j = json.load(f)
+            print(f"{s.name}: {packets / a.seconds:,.0f} packets/s; CPU us a packet: gateway "
+                  f"{us(g):.1f}, redis {us(r):.1f}, simulator {us(sim):.1f}; whole-run ACK p50 "
+                  f"{j['ack_p50_ms']:.1f} ms, p99 {j['ack_p99_ms']:.1f} ms", flush=True)
+    return 0
