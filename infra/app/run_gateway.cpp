@@ -91,7 +91,8 @@ int start(gateway& g) {
   if (const int code = open_redis(plan, g.redis); code != 0) return code;
   g.health = std::make_shared<health::persist_health>(health::persist_health::settings{
       plan.readiness_window, plan.failure_log_interval,
-      static_cast<std::size_t>(plan.writer_shards), telemetry::gateway_library_source()});
+      static_cast<std::size_t>(plan.writer_shards), telemetry::gateway_library_source(),
+      g.redis.where.via_cluster()});
   if (const int code = check_redis(plan, g.redis, *g.health); code != 0) return code;
   if (const int code = load_redis_allowlist(g); code != 0) return code;
   g.actors = std::make_unique<gateway_actors>(plan, g.redis, g.counters, g.health,

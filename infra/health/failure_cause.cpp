@@ -89,7 +89,7 @@ failure_cause noperm(std::string_view error, std::string_view library) {
 }  // namespace
 
 failure_cause classify_redis_failure(std::string_view error, bool under_replicated,
-                                     std::string_view library_source) {
+                                     std::string_view library_source, bool on_cluster) {
   if (under_replicated)
     return {"replicas", one_line(error),
             "ACKs wait until as many replicas as --ack-replicas asks confirm each write: "
@@ -100,6 +100,10 @@ failure_cause classify_redis_failure(std::string_view error, bool under_replicat
   if (starts_with_word(error, "NOPERM") ||
       error.find("user executing the script can't") != std::string_view::npos)
     return noperm(error, library_source);
+  if (on_cluster && (starts_with_word(error, "MOVED") || starts_with_word(error, "ASK")))
+    return {"slot_moved", one_line(error),
+            "the slot moved to another master (a failover or a reshard): the writes are sent "
+            "again to it, within --persist-retry-ms"};
   if (starts_with_word(error, "MOVED") || starts_with_word(error, "ASK") ||
       starts_with_word(error, "CROSSSLOT"))
     return {"cluster_mode", one_line(error),

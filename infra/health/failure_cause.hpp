@@ -8,8 +8,8 @@ namespace tgw::infra::health {
 /// Why a Redis call failed, in the terms an operator acts on.
 struct failure_cause {
   /// A short, stable name: the `reason` label of the stall gauge and the failure counter
-  /// (connection, noperm, replicas, cluster_mode, cluster_down, oom, loading, readonly,
-  /// disk, busy, function, stalled_call, other).
+  /// (connection, noperm, replicas, cluster_mode, slot_moved, cluster_down, oom, loading,
+  /// readonly, disk, busy, function, stalled_call, other).
   std::string label;
   /// Redis' own words (or the client's, for a connection), shortened to one line.
   std::string detail;
@@ -22,10 +22,13 @@ struct failure_cause {
 /// replicas (the text then is the store's own "replicas: WAIT confirmed ..." line).
 /// `library_source` is the Lua source of the Function library the call ran, if any:
 /// an ACL refusal inside a Function names only a line of it, and the line names the
-/// command.
+/// command. `on_cluster`: the caller talks to a Redis Cluster through the cluster
+/// client, so MOVED and ASK mean a slot moved (a failover, a reshard) and the write
+/// goes again to its new master, not that a cluster was named with redis://.
 [[nodiscard]] failure_cause classify_redis_failure(std::string_view error,
                                                    bool under_replicated = false,
-                                                   std::string_view library_source = {});
+                                                   std::string_view library_source = {},
+                                                   bool on_cluster = false);
 
 /// The same for a failure of `what` ("register 356307042441013", "heartbeat"), which
 /// leads the detail.

@@ -28,6 +28,8 @@ class persist_health {
     std::size_t writers = 1;
     /// The persist Function library's Lua source, to name the command an ACL refused.
     std::string_view library_source{};
+    /// The store is a Redis Cluster (failure_cause's on_cluster).
+    bool on_cluster = false;
   };
 
   /// One round trip's failures, one entry per distinct error.

@@ -37,6 +37,21 @@ TEST(FailureCause, EachRedisErrorGetsItsCauseAndFix) {
   }
 }
 
+// Through the cluster client, MOVED and ASK are a slot that moved during a failover or a
+// reshard (the write goes again to its new master), not a cluster named with redis://.
+TEST(FailureCause, OnAClusterAMovedSlotIsNotASetupMistake) {
+  for (const std::string_view error : {"MOVED 7597 127.0.0.1:22501", "ASK 7597 127.0.0.1:22501"}) {
+    const failure_cause cause = classify_redis_failure(error, false, {}, true);
+    EXPECT_EQ(cause.label, "slot_moved") << error;
+    EXPECT_NE(cause.fix.find("--persist-retry-ms"), std::string::npos) << cause.fix;
+    EXPECT_EQ(cause.fix.find("redis+cluster://"), std::string::npos) << cause.fix;
+  }
+  EXPECT_EQ(classify_redis_failure("CROSSSLOT Keys in request don't hash to the same slot", false,
+                                   {}, true)
+                .label,
+            "cluster_mode");
+}
+
 // What WAIT did not confirm is a replica shortfall, whatever the text says.
 TEST(FailureCause, AnUnderReplicatedWriteNamesTheReplicasSetting) {
   const failure_cause cause =
