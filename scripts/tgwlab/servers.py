@@ -312,7 +312,7 @@ def restart_cluster_node(dir, port):
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", dir,
          "--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf",
          "--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0",
-         "--cluster-require-full-coverage", "no",
+         "--cluster-require-full-coverage", "no", "--repl-diskless-sync-delay", "0",
          "--appendonly", "yes", "--appendfilename", f"appendonly-{port}.aof",
          "--appenddirname", f"aof-{port}", "--dbfilename", f"dump-{port}.rdb", "--save", "",
          "--daemonize", "yes", "--pidfile", os.path.join(dir, f"redis-{port}.pid"),
