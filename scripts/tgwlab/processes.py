@@ -4,6 +4,7 @@ loopback ports, RSS and CPU from /proc, log tails, and the tgw binary to run."""
 import ctypes
 import os
 import resource
+import random
 import signal
 import socket
 import subprocess
@@ -32,6 +33,22 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def free_cluster_port():
+    """A free port for a Redis Cluster node: its cluster bus port (+10000) must be free
+    too and below 65536, and an ephemeral port (32768 and up) may be neither."""
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(20000, 22768)
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 10000))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port pair for a cluster node in 20000-22767")
 
 
 def wait_until(done, seconds, step=0.05):

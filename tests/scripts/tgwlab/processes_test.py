@@ -1,6 +1,7 @@
 """tgwlab.processes: ports, /proc readings, children that die with their parent."""
 
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -12,6 +13,13 @@ from tgwlab import processes
 
 
 class ProcessesTest(unittest.TestCase):
+    def test_a_cluster_port_and_its_bus_port_can_be_bound(self):
+        port = processes.free_cluster_port()
+        self.assertLess(port + 10000, 32768)
+        with socket.socket() as a, socket.socket() as b:
+            a.bind(("127.0.0.1", port))
+            b.bind(("127.0.0.1", port + 10000))
+
     def test_free_port_can_be_bound(self):
         import socket
         port = processes.free_port()

@@ -9,14 +9,14 @@ import time
 import unittest
 
 from tgwlab import redis_client
-from tgwlab.processes import SCRIPTS, free_port, spawn, wait_until
+from tgwlab.processes import SCRIPTS, free_cluster_port, free_port, spawn, wait_until
 
 HAVE_REDIS = shutil.which("redis-server") is not None and shutil.which("redis-cli") is not None
 
 
 def start_server(test, *extra):
     """A throwaway redis-server on a free port, stopped after the test; its port."""
-    port = free_port()
+    port = free_cluster_port() if "--cluster-enabled" in extra else free_port()
     d = tempfile.mkdtemp(prefix="tgwlab-test-")
     p = spawn(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                "--appendonly", "no", "--dir", d, *extra],
