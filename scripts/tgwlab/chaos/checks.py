@@ -202,7 +202,7 @@ def commands(done, responses, t0):
     for c in done:
         if c.get("published") is False and c["command_id"] and c["command_id"] in responses:
             violations.append(f"command {c['command_id']} ({c['text']}) reported not "
-                              f"connected, yet it has a response")
+                              f"published ({c['status']}), yet it has a response")
     known = {c["command_id"] for c in done if c["command_id"]}
     twice_unknown = [cid for cid, g in responses.items() if cid not in known and len(g) > 1]
     for cid in twice_unknown:
@@ -217,6 +217,8 @@ def commands(done, responses, t0):
                                             and c["status"] == "failed"),
         "redis_unreachable_before_publish": by_status.get("redis_unreachable", 0),
         "publish_outcome_unknown": by_status.get("publish_unknown", 0),
+        "publish_refused": by_status.get("publish_refused", 0),
+        "not_started": by_status.get("not_started", 0),
         "responses_to_unrecorded_ids": sum(1 for cid in responses if cid not in known),
         "published_unconfirmed_by_replicas": sum(1 for c in done if c.get("unconfirmed")),
         "published_without_response": lost_commands,

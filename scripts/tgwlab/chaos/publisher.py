@@ -10,6 +10,11 @@ from ..processes import spawn
 from .devices import FLEET_IMEI_BASE
 
 CMD_ID_RE = re.compile(r"response to ([0-9a-f]{32})")
+# tgw command send's line for a command whose publish ended in an error (the call was
+# refused, or, "outcome unknown", Redis could not say whether it ran).
+PUBLISH_ERROR_RE = re.compile(r"tgw command send: command ([0-9a-f]{32}): (.*)")
+# Its line for an error before any publish (reading the key shards or the Functions).
+NOT_STARTED_RE = re.compile(r"^tgw command send: (?!command )", re.M)
 
 
 def classify(c, code, out, err, ack_replicas):
@@ -36,8 +41,19 @@ def classify(c, code, out, err, ack_replicas):
         r["unconfirmed"] = confirmed is not None and confirmed < ack_replicas
         return r
     m = CMD_ID_RE.search(err)
+    refused = PUBLISH_ERROR_RE.search(err)
     if m:
         r.update(command_id=m.group(1), status="wait_error", published=True)
+    elif refused and refused.group(2).startswith("outcome unknown"):
+        # Neither the publish nor the settling of it was answered: at most one
+        # response may appear under this id.
+        r.update(command_id=refused.group(1), status="publish_unknown", published=None)
+    elif refused:
+        # An error reply: the publish did not run, so no response may appear.
+        r.update(command_id=refused.group(1), status="publish_refused", published=False)
+    elif NOT_STARTED_RE.search(err):
+        # Before publishing (the store's key shards or Functions could not be read).
+        r.update(command_id=None, status="not_started", published=False)
     elif "Redis unreachable" in err:
         r.update(command_id=None, status="redis_unreachable", published=False)
     else:

@@ -31,7 +31,9 @@ def print_report(rep):
     if c:
         print(f"  commands: {c['sent']} sent, {c['published']} published, responses "
               f"{c['responses_by_outcome']}; not connected {c['not_published_device_offline']}, "
-              f"Redis unreachable {c['redis_unreachable_before_publish']}, publish outcome "
+              f"Redis unreachable {c['redis_unreachable_before_publish']}, not started "
+              f"{c.get('not_started', 0)}, publish refused {c.get('publish_refused', 0)}, "
+              f"publish outcome "
               f"unknown {c['publish_outcome_unknown']} ({c['responses_to_unrecorded_ids']} "
               f"responses to unrecorded ids)")
     g = rep.get("registry", {})

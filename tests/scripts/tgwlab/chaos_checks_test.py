@@ -172,8 +172,8 @@ class CommandsTest(unittest.TestCase):
     def test_not_connected_yet_answered(self):
         responses = {f"{1:032x}": [{"status": "failed", "failure_reason": "timeout"}]}
         found, report = checks.commands([sent(1, status="failed", published=False)], responses, 0.0)
-        self.assertEqual(found, [f"command {1:032x} (chaos-1) reported not connected, yet it has "
-                                 f"a response"])
+        self.assertEqual(found, [f"command {1:032x} (chaos-1) reported not published (failed), "
+                                 f"yet it has a response"])
         self.assertEqual(report["not_published_device_offline"], 1)
 
     def test_an_unrecorded_id_answered_twice(self):

@@ -45,6 +45,21 @@ class ClassifyTest(unittest.TestCase):
         self.assertEqual((r["command_id"], r["status"], r["published"]),
                          (None, "redis_unreachable", False))
 
+    def test_a_refused_publish_did_not_run(self):
+        r = classify(SENT, 1, "", f"tgw command send: command {CID}: ERR unknown shard\n", 0)
+        self.assertEqual((r["command_id"], r["status"], r["published"]),
+                         (CID, "publish_refused", False))
+
+    def test_a_publish_neither_answered_nor_settled_is_unknown_with_its_id(self):
+        r = classify(SENT, 1, "", f"tgw command send: command {CID}: outcome unknown (IO x)\n", 0)
+        self.assertEqual((r["command_id"], r["status"], r["published"]),
+                         (CID, "publish_unknown", None))
+
+    def test_a_send_that_could_not_start_published_nothing(self):
+        r = classify(SENT, 1, "", "tgw command send: CLUSTERDOWN The cluster is down\n", 0)
+        self.assertEqual((r["command_id"], r["status"], r["published"]),
+                         (None, "not_started", False))
+
     def test_anything_else_is_unknown(self):
         r = classify(SENT, 1, "garbage", "x" * 400, 0)
         self.assertEqual((r["status"], r["published"]), ("publish_unknown", None))
