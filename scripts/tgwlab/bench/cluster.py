@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -129,7 +130,7 @@ class ClusterBench:
 
     def ingest(self, name, url):
         """One saturated run: the gateway on its own port, the fleet sending as fast as
-        ACKs come; records/s and the gateway's CPU per packet."""
+        ACKs come; records/s and the gateway's CPU per packet (returned)."""
         gw = self.gateway(name, url, BASE + 50, "tgw-bench-cluster-gw")
         t0 = cpu_ticks(gw.pid)
         sim_json = os.path.join(self.out, f"{name}-sim.json")
@@ -142,28 +143,54 @@ class ClusterBench:
         self.procs.stop(gw)
         rep = simulator_summary(sim_json)
         packets = rep.get("packets_acked", 0)
+        cpu_us = 1e6 * (t1 - t0) / TICK / max(packets, 1)
         report(f"{name}: {rep.get('records_acked', 0) / max(rep.get('elapsed_s', 1), 1e-9):.0f} "
-               f"records/s, gateway CPU {1e6 * (t1 - t0) / TICK / max(packets, 1):.1f} us/packet, "
+               f"records/s, gateway CPU {cpu_us:.1f} us/packet, "
                f"ACK p99 {rep.get('ack_p99_ms')} ms", os.path.join(self.out, "e2e.txt"))
+        return cpu_us
 
-    def end_to_end(self):
-        log(f"end to end: {self.a.devices} devices, 1-record packets, saturated, "
-            f"{self.a.seconds} s each")
-        open(os.path.join(self.out, "e2e.txt"), "w").close()
+    def ingest_single(self, name):
         single = os.path.join(self.out, "single")
         subprocess.run(["redis-server", "--port", str(BASE + 40), "--bind", "127.0.0.1", "--save", "",
                         "--appendonly", "no", "--daemonize", "yes", "--pidfile", f"{single}.pid",
                         "--logfile", f"{single}.log"], check=True)
-        time.sleep(0.5)
-        self.ingest("single-node", f"redis://127.0.0.1:{BASE + 40}")
-        with open(f"{single}.pid") as f:
-            os.kill(int(f.read().strip()), signal.SIGKILL)
+        wait_until(lambda: redis_client.ping(BASE + 40), 5, step=0.1)
+        try:
+            return self.ingest(name, f"redis://127.0.0.1:{BASE + 40}")
+        finally:
+            with open(f"{single}.pid") as f:
+                os.kill(int(f.read().strip()), signal.SIGKILL)
+            time.sleep(0.3)
+
+    def ingest_cluster(self, name):
         # As the single node: not pinned (three masters on cores 0, 1 and 2 need 3 cores).
         dir = os.path.join(self.out, "c3")
+        shutil.rmtree(dir, ignore_errors=True)
         start_cluster(3, dir, pinned=False)
-        self.ingest("cluster-3-masters", "redis+cluster://" + ",".join(
-            f"127.0.0.1:{BASE + i}" for i in range(3)))
-        stop_cluster(dir)
+        try:
+            return self.ingest(name, "redis+cluster://" + ",".join(
+                f"127.0.0.1:{BASE + i}" for i in range(3)))
+        finally:
+            stop_cluster(dir)
+
+    def end_to_end(self):
+        """--e2e-rounds pairs of runs, the order swapped every round so that a drift of
+        the machine's speed within a pair counts against each side alike."""
+        log(f"end to end: {self.a.devices} devices, 1-record packets, saturated, "
+            f"{self.a.seconds} s each, {self.a.e2e_rounds} rounds")
+        open(os.path.join(self.out, "e2e.txt"), "w").close()
+        ratios = []
+        for r in range(1, self.a.e2e_rounds + 1):
+            if r % 2:
+                single = self.ingest_single(f"single-node round {r}")
+                cluster = self.ingest_cluster(f"cluster-3-masters round {r}")
+            else:
+                cluster = self.ingest_cluster(f"cluster-3-masters round {r}")
+                single = self.ingest_single(f"single-node round {r}")
+            ratios.append(cluster / single if single > 0 else float("nan"))
+        report("gateway CPU per packet, 3 masters / single node, per round: "
+               + ", ".join(f"{x:.3f}" for x in ratios)
+               + f"; median {statistics.median(ratios):.3f}", os.path.join(self.out, "e2e.txt"))
 
     def paced(self, name, kill, url, cdir):
         """500 devices sending a packet a second for 30 s to a gateway with
