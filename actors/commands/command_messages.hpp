@@ -22,6 +22,9 @@ using read_atom = caf::atom_constant<caf::atom("read")>;
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
 /// (flush_atom): the responder writes what it has gathered.
 using flush_atom = caf::atom_constant<caf::atom("cmdflush")>;
+/// (cmd_settle_atom): the responder's timer to end a failure spell whose last success
+/// came soon after its last failure (infra::health::failure_log::settled).
+using cmd_settle_atom = caf::atom_constant<caf::atom("cmdsettle")>;
 /// (sync_atom) -> bool: answered once everything sent before it is handled.
 using sync_atom = caf::atom_constant<caf::atom("sync")>;
 

@@ -68,7 +68,11 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
     }
     if (refused.empty()) {
       state->backoff = std::chrono::milliseconds{100};
-      state->log.succeeded(infra::health::clock::now());
+      // A success soon after a failure ends the spell only once no failure followed
+      // for a while: look again then, as no later success may come.
+      if (const auto settle_in = state->log.succeeded(infra::health::clock::now());
+          settle_in > settle_in.zero())
+        self->delayed_send(self, settle_in, cmd_settle_atom::value);
       return;
     }
     counters->command_redis_errors.fetch_add(1, std::memory_order_relaxed);
@@ -96,6 +100,7 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
         schedule();
       },
       [flush](flush_atom) { flush(); },
+      [state](cmd_settle_atom) { state->log.settled(infra::health::clock::now()); },
       [state, flush](retry_atom) {
         state->backing_off = false;
         flush();
