@@ -96,4 +96,18 @@ inline std::string http_get(std::uint16_t port, const std::string& path) {
   return out;
 }
 
+/// The value of the Prometheus sample line in `text` that starts with `series` (name,
+/// labels and the space), or -1 when there is none.
+inline double metric_value(const std::string& text, const std::string& series) {
+  std::size_t at = 0;
+  while ((at = text.find(series, at)) != std::string::npos) {
+    if (at == 0 || text[at - 1] == '\n') {
+      const std::size_t end = text.find('\n', at);
+      return std::stod(text.substr(at + series.size(), end - at - series.size()));
+    }
+    at += series.size();
+  }
+  return -1;
+}
+
 }  // namespace tgw::test

@@ -127,16 +127,7 @@ class DevicePort : public ::testing::Test {
   }
 
   double metric(const std::string& series) const {
-    const std::string text = http_get(metrics_port, "/metrics");
-    std::size_t at = 0;
-    while ((at = text.find(series, at)) != std::string::npos) {
-      if (at == 0 || text[at - 1] == '\n') {
-        const std::size_t end = text.find('\n', at);
-        return std::stod(text.substr(at + series.size(), end - at - series.size()));
-      }
-      at += series.size();
-    }
-    return -1;
+    return metric_value(http_get(metrics_port, "/metrics"), series);
   }
 
   /// The fields of each journal event of `imei`, oldest first.

@@ -84,19 +84,6 @@ std::string scrape_metrics(std::uint16_t port) {
   return http_get(port, "/metrics");
 }
 
-/// The value of the sample line that starts with `series` (name and labels), or -1.
-double metric(const std::string& text, const std::string& series) {
-  std::size_t at = 0;
-  while ((at = text.find(series, at)) != std::string::npos) {
-    if (at == 0 || text[at - 1] == '\n') {
-      const std::size_t end = text.find('\n', at);
-      return std::stod(text.substr(at + series.size(), end - at - series.size()));
-    }
-    at += series.size();
-  }
-  return -1;
-}
-
 class Gateway : public ::testing::Test {
  protected:
   explicit Gateway(bool durable = false) : backend(durable) {}
@@ -417,21 +404,23 @@ TEST_F(Gateway, MetricsCountFramesByCodecAndErrorAndTimeTheAcks) {
   std::string text;
   ASSERT_TRUE(eventually([&] {
     text = scrape_metrics(metrics_port);
-    return metric(text, "teltonika_frame_errors_total{" + id + ",error=\"length_too_large\"} ") ==
-           1;
+    return metric_value(
+               text, "teltonika_frame_errors_total{" + id + ",error=\"length_too_large\"} ") == 1;
   })) << text;
-  EXPECT_EQ(metric(text, "teltonika_frames_by_codec_total{" + id + ",codec=\"8E\"} "), 2) << text;
-  EXPECT_EQ(metric(text, "teltonika_frames_by_codec_total{" + id + ",codec=\"8\"} "), 1);
-  EXPECT_EQ(metric(text, "teltonika_frame_errors_total{" + id + ",error=\"bad_crc\"} "), 1);
-  EXPECT_EQ(metric(text, "teltonika_records_persisted_total{" + id + "} "), 3);
-  EXPECT_EQ(metric(text, "teltonika_ack_latency_seconds_count{" + id + "} "), 2);
-  EXPECT_EQ(metric(text, "teltonika_ack_latency_seconds_bucket{" + id + ",le=\"+Inf\"} "), 2);
-  EXPECT_GE(metric(text, "teltonika_writer_batch_size_count{" + id + "} "), 1);
-  EXPECT_EQ(metric(text, "teltonika_handshakes_total{" + id + ",result=\"accepted\"} "), 2);
+  EXPECT_EQ(metric_value(text, "teltonika_frames_by_codec_total{" + id + ",codec=\"8E\"} "), 2)
+      << text;
+  EXPECT_EQ(metric_value(text, "teltonika_frames_by_codec_total{" + id + ",codec=\"8\"} "), 1);
+  EXPECT_EQ(metric_value(text, "teltonika_frame_errors_total{" + id + ",error=\"bad_crc\"} "), 1);
+  EXPECT_EQ(metric_value(text, "teltonika_records_persisted_total{" + id + "} "), 3);
+  EXPECT_EQ(metric_value(text, "teltonika_ack_latency_seconds_count{" + id + "} "), 2);
+  EXPECT_EQ(metric_value(text, "teltonika_ack_latency_seconds_bucket{" + id + ",le=\"+Inf\"} "), 2);
+  EXPECT_GE(metric_value(text, "teltonika_writer_batch_size_count{" + id + "} "), 1);
+  EXPECT_EQ(metric_value(text, "teltonika_handshakes_total{" + id + ",result=\"accepted\"} "), 2);
   // start() probes the port with one connection of its own.
-  EXPECT_EQ(metric(text, "teltonika_connections_total{" + id + ",result=\"accepted\"} "), 3);
-  EXPECT_EQ(
-      metric(text, "teltonika_redis_errors_total{" + id + ",component=\"telemetry_writer\"} "), 0);
+  EXPECT_EQ(metric_value(text, "teltonika_connections_total{" + id + ",result=\"accepted\"} "), 3);
+  EXPECT_EQ(metric_value(
+                text, "teltonika_redis_errors_total{" + id + ",component=\"telemetry_writer\"} "),
+            0);
 }
 
 /// How many sample lines of metric family `name` the exposition has.
@@ -461,10 +450,10 @@ TEST_F(Gateway, MetricsNameEachThingOnceWithItsUnit) {
   EXPECT_EQ(samples(text, "teltonika_capture_dropped_bytes_total"), 1) << text;
   EXPECT_EQ(samples(text, "teltonika_capture_dropped_total"), 0) << text;
   EXPECT_NE(text.find("teltonika_build_info{" + id + ",version=\""), std::string::npos) << text;
-  EXPECT_GT(metric(text, "process_open_fds "), 0) << text;
-  EXPECT_GT(metric(text, "process_resident_memory_bytes "), 1 << 20) << text;
-  EXPECT_GE(metric(text, "process_cpu_seconds_total "), 0) << text;
-  EXPECT_GT(metric(text, "process_start_time_seconds "), 1.7e9) << text;
+  EXPECT_GT(metric_value(text, "process_open_fds "), 0) << text;
+  EXPECT_GT(metric_value(text, "process_resident_memory_bytes "), 1 << 20) << text;
+  EXPECT_GE(metric_value(text, "process_cpu_seconds_total "), 0) << text;
+  EXPECT_GT(metric_value(text, "process_start_time_seconds "), 1.7e9) << text;
   // No family is exposed twice.
   std::map<std::string, int> types;
   std::istringstream lines(text);
