@@ -24,6 +24,7 @@ struct responder_state {
   std::deque<std::pair<command_entry, resolution>> unpublished;
   bool flush_queued = false;
   bool backing_off = false;
+  bool settle_queued = false;
   std::chrono::milliseconds backoff{100};
 };
 
@@ -71,8 +72,10 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
       // A success soon after a failure ends the spell only once no failure followed
       // for a while: look again then, as no later success may come.
       if (const auto settle_in = state->log.succeeded(infra::health::clock::now());
-          settle_in > settle_in.zero())
+          settle_in > settle_in.zero() && !state->settle_queued) {
+        state->settle_queued = true;
         self->delayed_send(self, settle_in, cmd_settle_atom::value);
+      }
       return;
     }
     counters->command_redis_errors.fetch_add(1, std::memory_order_relaxed);
@@ -100,7 +103,14 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
         schedule();
       },
       [flush](flush_atom) { flush(); },
-      [state](cmd_settle_atom) { state->log.settled(infra::health::clock::now()); },
+      [self, state](cmd_settle_atom) {
+        // A failure and a success since it was scheduled move the end later: look again.
+        const auto again = state->log.settled(infra::health::clock::now());
+        if (again > again.zero())
+          self->delayed_send(self, again, cmd_settle_atom::value);
+        else
+          state->settle_queued = false;
+      },
       [state, flush](retry_atom) {
         state->backing_off = false;
         flush();

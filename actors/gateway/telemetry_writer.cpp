@@ -272,9 +272,13 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
       },
       [flush](flush_atom) { flush(); },
       [resend](resend_atom) { resend(); },
-      [config, state](settle_atom) {
-        state->settle_queued = false;
-        if (config.health) config.health->settled(std::chrono::steady_clock::now());
+      [self, config, state](settle_atom) {
+        // A failure and a success since it was scheduled move the end later: look again.
+        const auto again = config.health->settled(std::chrono::steady_clock::now());
+        if (again > again.zero())
+          self->delayed_send(self, again, settle_atom::value);
+        else
+          state->settle_queued = false;
       },
   };
 }

@@ -71,16 +71,17 @@ clock::duration failure_log::succeeded(clock::time_point now) {
   return clock::duration::zero();
 }
 
-void failure_log::settled(clock::time_point now) {
-  if (!failing_.load(std::memory_order_acquire)) return;
+clock::duration failure_log::settled(clock::time_point now) {
+  if (!failing_.load(std::memory_order_acquire)) return clock::duration::zero();
   std::string line;
   {
     const std::lock_guard lock(mutex_);
-    if (!failing_.load(std::memory_order_relaxed) || !recovered_) return;
-    if (now - last_failure_ < settings_.settle) return;
+    if (!failing_.load(std::memory_order_relaxed) || !recovered_) return clock::duration::zero();
+    if (now - last_failure_ < settings_.settle) return settings_.settle - (now - last_failure_);
     line = end_spell_locked(recovered_at_);
   }
   sink_(line);
+  return clock::duration::zero();
 }
 
 std::string failure_log::end_spell_locked(clock::time_point recovered_at) {

@@ -49,8 +49,10 @@ class failure_log {
   /// still gets its recovery line.
   clock::duration succeeded(clock::time_point now);
   /// Ends a spell that has seen a success since its last failure, once that failure
-  /// is `settle` old; the line dates the recovery from that first success.
-  void settled(clock::time_point now);
+  /// is `settle` old; the line dates the recovery from that first success. Returns how
+  /// long until it can end, when a failure and a success came since the call was
+  /// scheduled (zero: ended, or nothing pending).
+  clock::duration settled(clock::time_point now);
   /// True between a failure and the next success.
   [[nodiscard]] bool failing() const noexcept { return failing_.load(std::memory_order_acquire); }
 

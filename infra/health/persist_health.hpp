@@ -54,7 +54,7 @@ class persist_health {
   /// settled() for the log's recovery line, or zero (failure_log::succeeded).
   clock::duration succeeded(std::size_t writer, clock::time_point now);
   /// Ends a failure spell the last success left pending (failure_log::settled).
-  void settled(clock::time_point now) { log_.settled(now); }
+  clock::duration settled(clock::time_point now) { return log_.settled(now); }
   /// It ended with `failures`; `any_succeeded` when some ops were persisted all the
   /// same (one Redis Cluster master of several failing).
   void failed(std::size_t writer, const std::vector<failure>& failures, bool any_succeeded,

@@ -117,6 +117,20 @@ TEST_F(FailureLog, AFailureAfterThePendingSuccessKeepsTheSpellOn) {
   EXPECT_NE(lines[1].find("recovered after 1.6 s"), std::string::npos) << lines[1];
 }
 
+// The check was scheduled by the first success; a failure and another success came
+// before it. settled() then says how long is left, and a later call ends the spell.
+TEST_F(FailureLog, ACheckMadeTooSoonSaysWhenToLookAgain) {
+  log.failed(noperm, 1, t0);
+  EXPECT_EQ(log.succeeded(t0 + 100ms), 900ms);
+  log.failed(noperm, 1, t0 + 500ms);
+  EXPECT_EQ(log.succeeded(t0 + 600ms), 900ms);
+  EXPECT_EQ(log.settled(t0 + 1000ms), 500ms);
+  EXPECT_TRUE(log.failing());
+  EXPECT_EQ(log.settled(t0 + 1500ms), clock::duration::zero());
+  ASSERT_EQ(lines.size(), 2U);
+  EXPECT_NE(lines[1].find("recovered after 0.6 s"), std::string::npos) << lines[1];
+}
+
 // settled() without a success since the last failure ends nothing: the instance is
 // still failing, however long ago that failure was.
 TEST_F(FailureLog, SettledWithoutASuccessEndsNothing) {
