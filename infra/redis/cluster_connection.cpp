@@ -91,19 +91,37 @@ std::string cluster_connection::master_address(std::size_t index) const {
 std::vector<value> cluster_connection::pipeline_encoded_to(std::size_t index,
                                                            std::string_view commands,
                                                            std::size_t count, bool& sent) {
-  sent = false;
   std::string error;
-  if (!table_ || index >= table_->masters.size())
-    return std::vector<value>(count, value::make_error("IO no such master in the map"));
+  if (!send_encoded_to(index, commands, error, sent)) {
+    if (!sent) {
+      std::string ignored;
+      refresh(ignored);
+    }
+    return std::vector<value>(count, value::make_error(error));
+  }
+  return receive_from(index, count);
+}
+
+bool cluster_connection::send_encoded_to(std::size_t index, std::string_view commands,
+                                         std::string& error, bool& sent) {
+  sent = false;
+  if (!table_ || index >= table_->masters.size()) {
+    error = "IO no such master in the map";
+    return false;
+  }
+  // No reload here, even when the master is gone: it would renumber the masters that
+  // other pipelines of the same round were written to before their replies are read.
   if (!reach(index, error)) {
-    std::string ignored;
-    refresh(ignored);
-    return std::vector<value>(count, value::make_error("IO " + error));
+    error = "IO " + error;
+    return false;
   }
   sent = true;
-  std::vector<value> replies = node(index).pipeline_encoded(commands, count);
   last_ = index;
-  return replies;
+  return node(index).send_encoded(commands, error);
+}
+
+std::vector<value> cluster_connection::receive_from(std::size_t index, std::size_t count) {
+  return node(index).receive_replies(count);
 }
 
 void cluster_connection::learn(const value& reply) {

@@ -68,6 +68,16 @@ class cluster_connection {
   /// in the replies itself, and tells the map with learn().
   std::vector<value> pipeline_encoded_to(std::size_t index, std::string_view commands,
                                          std::size_t count, bool& sent);
+  /// pipeline_encoded_to() in two halves, so that every master works on its pipeline
+  /// at once: write each master its commands, then read each one's replies. False with
+  /// `error` set ("IO ...") when they could not be written (`sent` as above); there is
+  /// nothing to receive from that master then. Neither half reloads the map, so the
+  /// indices of one round hold until its replies are read: the caller gives the
+  /// errors to learn() afterwards.
+  bool send_encoded_to(std::size_t index, std::string_view commands, std::string& error,
+                       bool& sent);
+  /// Reads the `count` replies of what send_encoded_to() wrote to master `index`.
+  std::vector<value> receive_from(std::size_t index, std::size_t count);
   /// After a reply from pipeline_encoded_to(): a MOVED updates the slot's owner; an IO
   /// error reloads the map, so that a promoted replica is found.
   void learn(const value& reply);

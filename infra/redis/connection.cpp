@@ -304,17 +304,32 @@ std::vector<value> connection::pipeline_encoded(std::string_view commands, std::
         count, value::make_error("ERR an encoded pipeline on a cluster goes to one master: "
                                  "use cluster_connection::pipeline_encoded_to"));
   }
-  std::vector<value> replies;
   std::string error;
+  if (!send_encoded(commands, error)) return std::vector<value>(count, value::make_error(error));
+  return read_replies(count);
+}
+
+bool connection::send_encoded(std::string_view commands, std::string& error) {
+  if (cluster_) {
+    error = "ERR an encoded pipeline on a cluster goes to one master";
+    return false;
+  }
   if (!ensure_connected(error)) {
-    replies.assign(count, value::make_error("IO " + error));
-    return replies;
+    error = "IO " + error;
+    return false;
   }
   if (redisAppendFormattedCommand(ctx_, commands.data(), commands.size()) != REDIS_OK) {
-    replies.assign(count, io_failure());
-    return replies;
+    error = io_failure().text;
+    return false;
   }
-  return read_replies(count);
+  // What redisGetReply would do before its first read: write until the buffer is out.
+  int done = 0;
+  while (done == 0)
+    if (redisBufferWrite(ctx_, &done) != REDIS_OK) {
+      error = io_failure().text;
+      return false;
+    }
+  return true;
 }
 
 std::vector<value> connection::read_replies(std::size_t count) {

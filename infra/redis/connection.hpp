@@ -70,6 +70,13 @@ class connection {
   std::vector<value> pipeline(const std::vector<std::vector<std::string>>& commands);
   /// The same for `count` commands already in the wire protocol (see resp_writer).
   std::vector<value> pipeline_encoded(std::string_view commands, std::size_t count);
+  /// pipeline_encoded() in two halves, so that one thread can have several servers work
+  /// at once: write every server its commands, then read each one's replies. False with
+  /// `error` set ("IO ...") when the commands could not be written; the connection is
+  /// dropped then, and there is nothing to receive.
+  bool send_encoded(std::string_view commands, std::string& error);
+  /// Reads the `count` replies of the commands send_encoded() wrote.
+  std::vector<value> receive_replies(std::size_t count) { return read_replies(count); }
 
   /// Masters to visit for a command whose state is a node's own (SCAN): 1, or on a
   /// cluster its masters (loading the map first; 0 when it cannot be loaded).

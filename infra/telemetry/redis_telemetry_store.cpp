@@ -190,7 +190,24 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
     std::fill(out.begin(), out.end(), write_outcome{});
   }
   lessons_.clear();
-  for (std::size_t gi = 0; gi < groups_used_; ++gi) send_group(groups_[gi], ops, cluster, out);
+  // Every master gets its pipeline before any reply is read: the masters work at once,
+  // and the writer waits for the slowest rather than for each in turn.
+  const std::span<group> round(groups_.data(), groups_used_);
+  for (group& g : round)
+    if (finish_group(g, out)) send_group(g, cluster);
+  for (group& g : round) receive_group(g, cluster);
+  // A restarted server that lost the library: load it once every reply of the round is
+  // read (loading talks to the masters), then run the groups it refused again.
+  const auto refused = [](const group& g) {
+    return !g.replies.empty() && redis::function_library::missing(g.replies.front());
+  };
+  if (std::any_of(round.begin(), round.end(), refused) && library_.load(error))
+    for (group& g : round)
+      if (refused(g)) {
+        send_group(g, cluster);
+        receive_group(g, cluster);
+      }
+  for (group& g : round) settle_group(g, ops, cluster, out);
   // Only now: reloading the map renumbers the masters the groups above were sent to.
   if (cluster != nullptr)
     for (const redis::value& lesson : lessons_) cluster->learn(lesson);
@@ -227,35 +244,50 @@ void redis_telemetry_store::group_all(const std::vector<write_op>& ops,
   }
 }
 
-void redis_telemetry_store::send_group(group& g, const std::vector<write_op>& ops,
-                                       redis::cluster_connection* cluster,
-                                       std::vector<write_outcome>& out) {
+bool redis_telemetry_store::finish_group(group& g, std::vector<write_outcome>& out) {
   // Journal events wait as packets do: an event explains an ACK or an answer, and
   // must be as durable as what it explains.
-  const std::size_t wait_reply = g.encoded.commands();
+  g.wait_reply = g.encoded.commands();
   if (settings_.ack_replicas > 0) {
     g.encoded.begin(3);
     g.encoded.arg("WAIT");
     g.encoded.arg(std::int64_t{settings_.ack_replicas});
     g.encoded.arg(static_cast<std::int64_t>(settings_.ack_replicas_timeout.count()));
   }
-  if (!g.encoded.complete()) {
-    // A miscount would desynchronise the connection for every later call: refuse.
-    for (const call& c : g.calls)
-      for (std::size_t k = c.first; k < c.last; ++k)
-        out[order_[k]].error = "tgw_persist_batch: argument count mismatch";
-    return;
-  }
-  bool sent = true;
-  const auto send = [&] {
-    return cluster != nullptr ? cluster->pipeline_encoded_to(g.master, g.encoded.bytes(),
-                                                             g.encoded.commands(), sent)
-                              : conn_.pipeline_encoded(g.encoded.bytes(), g.encoded.commands());
-  };
-  std::vector<redis::value> replies = send();
-  std::string error;
-  if (!replies.empty() && redis::function_library::missing(replies.front()) && library_.load(error))
-    replies = send();
+  g.replies.clear();
+  if (g.encoded.complete()) return true;
+  // A miscount would desynchronise the connection for every later call: refuse.
+  for (const call& c : g.calls)
+    for (std::size_t k = c.first; k < c.last; ++k)
+      out[order_[k]].error = "tgw_persist_batch: argument count mismatch";
+  g.calls.clear();
+  return false;
+}
+
+void redis_telemetry_store::send_group(group& g, redis::cluster_connection* cluster) {
+  g.sent = false;
+  g.written = cluster != nullptr
+                  ? cluster->send_encoded_to(g.master, g.encoded.bytes(), g.send_error, g.sent)
+                  : conn_.send_encoded(g.encoded.bytes(), g.send_error);
+  // One server: an IO error counts as sent, as a partial write may have run.
+  if (cluster == nullptr) g.sent = true;
+}
+
+void redis_telemetry_store::receive_group(group& g, redis::cluster_connection* cluster) {
+  if (g.calls.empty()) return;
+  const std::size_t count = g.encoded.commands();
+  if (!g.written)
+    g.replies.assign(count, redis::value::make_error(g.send_error));
+  else
+    g.replies =
+        cluster != nullptr ? cluster->receive_from(g.master, count) : conn_.receive_replies(count);
+}
+
+void redis_telemetry_store::settle_group(const group& g, const std::vector<write_op>& ops,
+                                         redis::cluster_connection* cluster,
+                                         std::vector<write_outcome>& out) {
+  const std::vector<redis::value>& replies = g.replies;
+  const bool sent = g.sent;
   bool learned = false;
   for (std::size_t k = 0; k < g.calls.size(); ++k) {
     const call& c = g.calls[k];
@@ -293,7 +325,7 @@ void redis_telemetry_store::send_group(group& g, const std::vector<write_op>& op
     covered_.clear();
     for (const call& c : g.calls)
       for (std::size_t i = c.first; i < c.last; ++i) covered_.push_back(order_[i]);
-    require_replicas(covered_, replies[wait_reply], out);
+    require_replicas(covered_, replies[g.wait_reply], out);
   }
 }
 

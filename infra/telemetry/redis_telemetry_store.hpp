@@ -66,14 +66,25 @@ class redis_telemetry_store final : public telemetry_store {
     std::size_t master = 0;  // in the cluster's map; 0 on a single node
     redis::resp_writer encoded;
     std::vector<call> calls;
+    std::size_t wait_reply = 0;  // the WAIT's place among the replies
+    bool written = false;        // the pipeline went out whole
+    bool sent = false;           // some of it may have reached the master
+    std::string send_error;      // why it did not go out
+    std::vector<redis::value> replies;
   };
   group& group_for(std::size_t master);
   // Puts every shard's calls in the group of the master that serves it.
   void group_all(const std::vector<write_op>& ops, redis::cluster_connection* cluster,
                  std::vector<write_outcome>& out);
-  // Sends a group's calls (and WAIT) to its master and reads the outcomes of its ops.
-  void send_group(group& g, const std::vector<write_op>& ops, redis::cluster_connection* cluster,
-                  std::vector<write_outcome>& out);
+  // Adds the WAIT to a group's calls; false (its ops failed) if the encoding is wrong.
+  bool finish_group(group& g, std::vector<write_outcome>& out);
+  // Writes a group's pipeline to its master without reading the replies.
+  void send_group(group& g, redis::cluster_connection* cluster);
+  // Reads the replies of what send_group() wrote.
+  void receive_group(group& g, redis::cluster_connection* cluster);
+  // The outcomes of a group's ops from its replies.
+  void settle_group(const group& g, const std::vector<write_op>& ops,
+                    redis::cluster_connection* cluster, std::vector<write_outcome>& out);
   // The slot every key of `shard` hashes to (its hash tag's).
   std::uint16_t slot_of_shard(std::uint32_t shard);
   void fail_shard(std::uint32_t shard, const std::string& why, bool retryable,
