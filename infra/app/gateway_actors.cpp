@@ -14,7 +14,7 @@
 #include "actors/gateway/udp_ingest.hpp"
 #include "actors/registry/registry_actor.hpp"
 #include "infra/commands/command_store.hpp"
-#include "infra/registry/registry_store.hpp"
+#include "infra/registry/redis_registry_store.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::infra::app {
@@ -65,8 +65,8 @@ gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& re
   namespace gw = actors::gateway;
   auto& system = impl_->system;
   auto registry_store = [&](const char* role) {
-    return std::make_shared<registry::registry_store>(redis.connection(role), redis.instance,
-                                                      redis.key_shards);
+    return std::make_shared<registry::redis_registry_store>(redis.connection(role), redis.instance,
+                                                            redis.key_shards);
   };
   auto command_store = [&](const char* role, std::chrono::milliseconds io_timeout) {
     return std::make_shared<commands::command_store>(redis.connection(role, io_timeout),

@@ -10,7 +10,7 @@
 #include "infra/cli/redis_choice.hpp"
 #include "infra/cli/value_checks.hpp"
 #include "infra/redis/shard_agreement.hpp"
-#include "infra/registry/registry_store.hpp"
+#include "infra/registry/redis_registry_store.hpp"
 
 namespace tgw::infra {
 namespace {
@@ -65,7 +65,7 @@ int run_registry(const registry_settings& s) {
       std::cerr << "tgw registry: " << error << '\n';
       return 1;
     }
-    registry::registry_store store(options, "tgw-registry-cli", *shards);
+    registry::redis_registry_store store(options, "tgw-registry-cli", *shards);
     const auto mode =
         s.mode == "scan" ? registry::janitor_mode::scan : registry::janitor_mode::reverse_index;
     const auto report = store.janitor_pass(mode, 1000, error);

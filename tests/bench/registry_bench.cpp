@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "infra/registry/registry_store.hpp"
+#include "infra/registry/redis_registry_store.hpp"
 
 namespace {
 
@@ -57,7 +57,7 @@ nlohmann::json evict(const endpoint& where, reg::janitor_mode mode, std::size_t 
   // A live instance's entries share the registry: the scan mode must walk them too.
   populate(c, "live", live_devices, 370000000000000ULL);
   c.command({"SET", reg::keys::heartbeat("live"), "1"});
-  reg::registry_store janitor({where, 2000ms, 120000ms, "bench-janitor"}, "bench");
+  reg::redis_registry_store janitor({where, 2000ms, 120000ms, "bench-janitor"}, "bench");
   std::string error;
   janitor.load_library(error);
   const double cpu0 = redis_cpu_seconds(c);
@@ -83,8 +83,8 @@ nlohmann::json storm(const endpoint& where, std::size_t devices) {
   for (std::size_t i = 0; i < devices; ++i) imeis.push_back(std::to_string(360000000000000ULL + i));
   // Everybody starts on A, then moves to B while A's stale sessions unregister: the
   // registry writes of a load balancer shifting a fleet from one instance to another.
-  reg::registry_store a({where, 2000ms, 60000ms, "bench-a"}, "A");
-  reg::registry_store b({where, 2000ms, 60000ms, "bench-b"}, "B");
+  reg::redis_registry_store a({where, 2000ms, 60000ms, "bench-a"}, "A");
+  reg::redis_registry_store b({where, 2000ms, 60000ms, "bench-b"}, "B");
   std::string error;
   for (const auto& imei : imeis) a.register_device(imei, error);
   const auto t0 = steady_clock::now();

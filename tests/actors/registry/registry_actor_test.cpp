@@ -3,6 +3,7 @@
 // validated, so anything else reaching it is a bug elsewhere: it must write nothing,
 // count nothing and go on serving the devices that are real.
 #include "actors/registry/registry_actor.hpp"
+#include "infra/registry/redis_registry_store.hpp"
 
 #include <gtest/gtest.h>
 #include <caf/all.hpp>
@@ -23,7 +24,7 @@ struct test_config : caf::actor_system_config {
 class RegistryActor : public ::testing::Test {
  protected:
   RegistryActor() {
-    auto store = std::make_shared<infra::registry::registry_store>(
+    auto store = std::make_shared<infra::registry::redis_registry_store>(
         infra::redis::connection::options{backend.endpoint(), 1000ms, 5000ms, "test"}, "A",
         backend.shards());
     actor = sys.spawn(registry_actor, registry_config{}, store, counters);

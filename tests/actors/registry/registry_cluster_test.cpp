@@ -8,7 +8,7 @@
 #include <array>
 #include <cstdio>
 
-#include "infra/registry/registry_store.hpp"
+#include "infra/registry/redis_registry_store.hpp"
 #include "tests/support/redis_backend.hpp"
 #include "tests/support/test_device.hpp"
 
@@ -136,8 +136,8 @@ TEST_F(RegistryCluster, AnEntryALateRegistrationElsewhereTookAndDeletedIsPutBack
   device on_b(b.port);
   identify(on_b, "356307042441013");
   ASSERT_TRUE(eventually([&] { return owner("356307042441013") == "B"; }));
-  infra::registry::registry_store stale({backend.endpoint(), 1000ms, 5000ms, "stale"}, "S",
-                                        backend.shards());
+  infra::registry::redis_registry_store stale({backend.endpoint(), 1000ms, 5000ms, "stale"}, "S",
+                                              backend.shards());
   std::string error;
   ASSERT_TRUE(stale.register_device("356307042441013", error)) << error;
   ASSERT_TRUE(stale.unregister_device("356307042441013", error)) << error;

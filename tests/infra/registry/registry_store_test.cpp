@@ -1,4 +1,4 @@
-#include "infra/registry/registry_store.hpp"
+#include "infra/registry/redis_registry_store.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,8 +16,8 @@ using namespace std::chrono_literals;
 // redis_backend. The helpers read the keys of the shard a device or instance is in.
 class RegistryStore : public ::testing::Test {
  protected:
-  registry_store store(const std::string& instance) {
-    return registry_store({backend.endpoint(), 1000ms, 5000ms, "test"}, instance, shards());
+  redis_registry_store store(const std::string& instance) {
+    return redis_registry_store({backend.endpoint(), 1000ms, 5000ms, "test"}, instance, shards());
   }
   const redis::key_shards& shards() const { return backend.shards(); }
   const std::string& prefix(const std::string& imei) const { return shards().prefix_of(imei); }

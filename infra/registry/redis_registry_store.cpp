@@ -1,4 +1,4 @@
-#include "infra/registry/registry_store.hpp"
+#include "infra/registry/redis_registry_store.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -17,27 +17,27 @@ bool failed(const redis::value& v, std::string& error) {
 
 }  // namespace
 
-registry_store::registry_store(redis::connection::options where, std::string instance_id,
-                               redis::key_shards shards)
+redis_registry_store::redis_registry_store(redis::connection::options where,
+                                           std::string instance_id, redis::key_shards shards)
     : conn_(std::move(where)),
       library_(conn_, registry_library_source()),
       instance_(std::move(instance_id)),
       shards_(std::move(shards)) {}
 
-bool registry_store::load_library(std::string& error) {
+bool redis_registry_store::load_library(std::string& error) {
   return library_.load(error);
 }
 
-redis::value registry_store::call(const std::vector<std::string>& argv) {
+redis::value redis_registry_store::call(const std::vector<std::string>& argv) {
   return library_.call(argv);
 }
 
-bool registry_store::register_device(const std::string& imei, std::string& error) {
+bool redis_registry_store::register_device(const std::string& imei, std::string& error) {
   return claim(imei, claim_mode::take, error).has_value();
 }
 
-std::optional<bool> registry_store::claim(const std::string& imei, claim_mode mode,
-                                          std::string& error) {
+std::optional<bool> redis_registry_store::claim(const std::string& imei, claim_mode mode,
+                                                std::string& error) {
   // Compare-and-set on the owner, so the previous owner's reverse index (and, to
   // re-assert, its heartbeat) can be named in KEYS: read the owner, then write if it
   // is still that one.
@@ -69,15 +69,15 @@ std::optional<bool> registry_store::claim(const std::string& imei, claim_mode mo
   return std::nullopt;
 }
 
-bool registry_store::unregister_device(const std::string& imei, std::string& error) {
+bool redis_registry_store::unregister_device(const std::string& imei, std::string& error) {
   const std::string& prefix = shards_.prefix_of(imei);
   const redis::value v = call({"FCALL", "tgw_registry_unregister", "2", keys::registry_in(prefix),
                                keys::devices(instance_, prefix), imei, instance_});
   return !failed(v, error);
 }
 
-std::optional<std::size_t> registry_store::unregister_all(const std::vector<std::string>& imeis,
-                                                          std::string& error) {
+std::optional<std::size_t> redis_registry_store::unregister_all(
+    const std::vector<std::string>& imeis, std::string& error) {
   if (imeis.empty()) return 0;
   std::vector<std::vector<std::string>> commands;
   commands.reserve(imeis.size());
@@ -95,8 +95,8 @@ std::optional<std::size_t> registry_store::unregister_all(const std::vector<std:
   return deleted;
 }
 
-std::optional<std::size_t> registry_store::reassert(const std::vector<std::string>& imeis,
-                                                    std::string& error) {
+std::optional<std::size_t> redis_registry_store::reassert(const std::vector<std::string>& imeis,
+                                                          std::string& error) {
   std::size_t left = 0;
   for (const std::string& imei : imeis) {
     const auto set = claim(imei, claim_mode::reassert, error);
@@ -106,7 +106,7 @@ std::optional<std::size_t> registry_store::reassert(const std::vector<std::strin
   return left;
 }
 
-std::optional<std::vector<std::string>> registry_store::missing_from_index(
+std::optional<std::vector<std::string>> redis_registry_store::missing_from_index(
     const std::vector<std::string>& imeis, std::string& error) {
   constexpr std::size_t chunk = 1000;  // SMISMEMBER arguments per call
   // Each shard's devices are checked against that shard's reverse index.
@@ -133,7 +133,7 @@ std::optional<std::vector<std::string>> registry_store::missing_from_index(
   return missing;
 }
 
-std::optional<bool> registry_store::heartbeat(std::chrono::seconds ttl, std::string& error) {
+std::optional<bool> redis_registry_store::heartbeat(std::chrono::seconds ttl, std::string& error) {
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
@@ -150,9 +150,10 @@ std::optional<bool> registry_store::heartbeat(std::chrono::seconds ttl, std::str
   return missing;
 }
 
-std::optional<std::uint64_t> registry_store::evict_instance(const std::string& prefix,
-                                                            const std::string& dead,
-                                                            std::size_t batch, std::string& error) {
+std::optional<std::uint64_t> redis_registry_store::evict_instance(const std::string& prefix,
+                                                                  const std::string& dead,
+                                                                  std::size_t batch,
+                                                                  std::string& error) {
   std::uint64_t evicted = 0;
   std::string cursor = "0";
   do {
@@ -181,8 +182,8 @@ std::optional<std::uint64_t> registry_store::evict_instance(const std::string& p
   return evicted;
 }
 
-bool registry_store::scan_pass(const std::string& prefix, std::size_t batch, janitor_report& report,
-                               std::string& error) {
+bool redis_registry_store::scan_pass(const std::string& prefix, std::size_t batch,
+                                     janitor_report& report, std::string& error) {
   const std::string registry = keys::registry_in(prefix);
   std::unordered_map<std::string, bool> alive;  // owner -> heartbeat present
   std::string cursor = "0";
@@ -217,8 +218,8 @@ bool registry_store::scan_pass(const std::string& prefix, std::size_t batch, jan
   return true;
 }
 
-bool registry_store::index_pass(const std::string& prefix, std::size_t batch,
-                                janitor_report& report, std::string& error) {
+bool redis_registry_store::index_pass(const std::string& prefix, std::size_t batch,
+                                      janitor_report& report, std::string& error) {
   const redis::value known = call({"SMEMBERS", keys::known_instances_in(prefix)});
   if (failed(known, error)) return false;
   for (const redis::value& id : known.elements) {
@@ -234,8 +235,9 @@ bool registry_store::index_pass(const std::string& prefix, std::size_t batch,
   return true;
 }
 
-std::optional<janitor_report> registry_store::janitor_pass(janitor_mode mode, std::size_t batch,
-                                                           std::string& error) {
+std::optional<janitor_report> redis_registry_store::janitor_pass(janitor_mode mode,
+                                                                 std::size_t batch,
+                                                                 std::string& error) {
   // Shard by shard: an instance is judged dead against the heartbeat of the shard
   // whose entries are evicted, in the call that evicts them.
   janitor_report report;
