@@ -110,6 +110,53 @@ TEST(ClusterConnection, APipelineAcrossMastersAnswersInItsOrder) {
   EXPECT_TRUE(mixed.front().is_error());
 }
 
+// The telemetry writer's round: every master gets its pipeline, then each one's replies
+// are read. A master that is gone fails its own part with an IO error, nothing was sent
+// there, and the others' replies stay in step; the map is reloaded only when the caller
+// tells learn() after the round, since a reload renumbers the masters.
+TEST(ClusterConnection, EveryMasterGetsItsPipelineBeforeAnyReplyIsRead) {
+  redis_cluster cluster;
+  connection c = cluster_client(cluster);
+  cluster_connection* routed = c.cluster();
+  ASSERT_NE(routed, nullptr);
+  std::string error;
+  ASSERT_TRUE(routed->ensure_connected(error)) << error;
+  std::map<std::size_t, resp_writer> by_master;
+  for (int i = 0; i < 30; ++i) {
+    const std::string key = "round" + std::to_string(i);
+    const auto master = routed->master_of(key_slot(key));
+    ASSERT_TRUE(master) << key;
+    by_master[*master].begin(2);
+    by_master[*master].arg("INCR");
+    by_master[*master].arg(key);
+  }
+  ASSERT_EQ(by_master.size(), 3U);
+  const std::size_t dead = by_master.begin()->first;
+  cluster.kill(routed->masters()[dead].port);
+  const std::uint64_t generation = routed->map_generation();
+
+  std::map<std::size_t, bool> written, sent;
+  for (auto& [master, w] : by_master) {
+    bool reached = false;
+    written[master] = routed->send_encoded_to(master, w.bytes(), error, reached);
+    sent[master] = reached;
+    if (master == dead) {
+      EXPECT_FALSE(written[master]);
+      EXPECT_FALSE(reached) << "the master refused the connection: nothing went out";
+      EXPECT_TRUE(error.starts_with("IO ")) << error;
+    }
+  }
+  EXPECT_EQ(routed->map_generation(), generation) << "no reload in the middle of a round";
+  for (auto& [master, w] : by_master) {
+    if (!written[master]) continue;
+    const auto got = routed->receive_from(master, w.commands());
+    ASSERT_EQ(got.size(), w.commands());
+    for (const value& v : got) EXPECT_EQ(v.integer, 1) << v.text;
+  }
+  routed->learn(value::make_error(error));
+  EXPECT_GT(routed->map_generation(), generation);
+}
+
 TEST(ClusterConnection, AFunctionLoadReachesEveryMasterAndCrossSlotIsRefused) {
   redis_cluster cluster;
   connection c = cluster_client(cluster);
