@@ -57,7 +57,7 @@ bool plan_ports(const serve_options& o, app::gateway_plan& p, std::string& error
             " is --port too; give TLS a port of its own or drop --tls-port";
     return false;
   }
-  // A loopback peer without a PROXY header is exempt (infra/net/tcp_server.cpp).
+  // A loopback peer without a PROXY header is exempt (infra/net/tcp_connection_preamble.cpp).
   p.per_address = {o.per_address_rate, o.per_address_burst, o.per_address_handshakes,
                    static_cast<unsigned>(o.per_address_ipv6_prefix)};
   p.limits.max_frame_size = o.max_frame_size;
