@@ -1,4 +1,5 @@
-"""scripts/check-layers on small trees: each wrong-way include is found, right-way ones pass."""
+"""scripts/check-layers on small trees: each wrong-way include is found, right-way ones pass;
+with --targets, each link against the layers or against the includes is found."""
 import pathlib
 import subprocess
 import sys
@@ -8,14 +9,36 @@ import unittest
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "check-layers"
 
 
-def run(files):
+def run(files, targets=None):
     with tempfile.TemporaryDirectory() as root:
         for name, text in files.items():
             path = pathlib.Path(root) / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-        done = subprocess.run([sys.executable, str(SCRIPT), root], capture_output=True, text=True)
+        command = [sys.executable, str(SCRIPT), root]
+        if targets is not None:
+            graph = pathlib.Path(root) / "layer_targets.txt"
+            graph.write_text(targets)
+            command += ["--targets", str(graph)]
+        done = subprocess.run(command, capture_output=True, text=True)
         return done.returncode, done.stdout
+
+
+# A tree whose includes run down the layers, and the targets that build it.
+TREE = {
+    "codecs/a.cpp": "#include <vector>\n",
+    "infra/redis/r.cpp": '#include "infra/redis/r.hpp"\n',
+    "infra/net/b.hpp": '#include "codecs/a.hpp"\n',
+    "infra/net/b.cpp": '#include "infra/redis/r.hpp"\n',
+    "actors/gateway/c.cpp": '#include "infra/net/b.hpp"\n',
+    "infra/app/d.cpp": '#include "actors/gateway/c.hpp"\n',
+}
+TARGETS = """tgw_codecs codecs
+tgw_redis infra/redis
+tgw_net infra/net tgw_codecs tgw_redis
+tgw_actors actors tgw_net
+tgw_app infra/app tgw_actors
+"""
 
 
 class CheckLayers(unittest.TestCase):
@@ -43,6 +66,42 @@ class CheckLayers(unittest.TestCase):
         self.assertIn("infra/sink/s.cpp:2: includes actors/gateway/x.hpp", out)
         self.assertIn("infra/metrics/m.hpp:1: includes infra/app/build.hpp", out)
         self.assertIn("actors/node/n.cpp:1: includes infra/cli/serve_options.hpp", out)
+
+
+class CheckLinks(unittest.TestCase):
+    def test_links_that_follow_the_includes_down_pass(self):
+        code, out = run(TREE, TARGETS)
+        self.assertEqual(code, 0, out)
+
+    def test_a_link_to_a_higher_layer_is_named(self):
+        code, out = run(TREE, TARGETS.replace("tgw_redis infra/redis\n",
+                                              "tgw_redis infra/redis tgw_actors\n"))
+        self.assertEqual(code, 1)
+        self.assertIn("tgw_redis (infra/redis) links tgw_actors (actors): infra adapters may not "
+                      "depend on actors", out)
+
+    def test_a_cycle_is_named(self):
+        tree = dict(TREE)
+        tree["infra/redis/r.cpp"] += '#include "infra/net/b.hpp"\n'
+        code, out = run(tree, TARGETS.replace("tgw_redis infra/redis\n",
+                                              "tgw_redis infra/redis tgw_net\n"))
+        self.assertEqual(code, 1)
+        self.assertIn("targets link each other in a cycle: tgw_net -> tgw_redis -> tgw_net", out)
+
+    def test_an_include_without_its_link_is_named(self):
+        code, out = run(TREE, TARGETS.replace("tgw_net infra/net tgw_codecs tgw_redis",
+                                              "tgw_net infra/net tgw_codecs"))
+        self.assertEqual(code, 1)
+        self.assertEqual(out.splitlines(), [
+            "infra/net/b.cpp:1: includes infra/redis/r.hpp, but tgw_net does not link tgw_redis"
+        ])
+
+    def test_a_link_without_an_include_is_named(self):
+        code, out = run(TREE, TARGETS.replace("tgw_app infra/app tgw_actors",
+                                              "tgw_app infra/app tgw_actors tgw_redis"))
+        self.assertEqual(code, 1)
+        self.assertEqual(out.splitlines(),
+                         ["tgw_app links tgw_redis but includes nothing from infra/redis"])
 
 
 if __name__ == "__main__":
