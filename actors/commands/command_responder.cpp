@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/batching_atoms.hpp"
 #include "actors/commands/command_messages.hpp"
 #include "infra/commands/command_library.hpp"
 #include "infra/health/failure_log.hpp"
@@ -74,7 +75,7 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
       if (const auto settle_in = state->log.succeeded(infra::health::clock::now());
           settle_in > settle_in.zero() && !state->settle_queued) {
         state->settle_queued = true;
-        self->delayed_send(self, settle_in, cmd_settle_atom::value);
+        self->delayed_send(self, settle_in, settle_atom::value);
       }
       return;
     }
@@ -103,11 +104,11 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
         schedule();
       },
       [flush](flush_atom) { flush(); },
-      [self, state](cmd_settle_atom) {
+      [self, state](settle_atom) {
         // A failure and a success since it was scheduled move the end later: look again.
         const auto again = state->log.settled(infra::health::clock::now());
         if (again > again.zero())
-          self->delayed_send(self, again, cmd_settle_atom::value);
+          self->delayed_send(self, again, settle_atom::value);
         else
           state->settle_queued = false;
       },

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/batching_atoms.hpp"
 #include "actors/gateway/caf_logger_exit.hpp"
 #include "actors/gateway/gateway_messages.hpp"
 
@@ -117,7 +118,7 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
         config.retry_delay,
         state->down ? std::chrono::duration_cast<std::chrono::milliseconds>(state->retry_at - now)
                     : std::chrono::milliseconds{0});
-    self->delayed_send(self, wait, resend_atom::value);
+    self->delayed_send(self, wait, retry_atom::value);
   };
   auto flush = [self, config, store, state, shard, counters, schedule_resend] {
     leave_caf_logger();  // the writer's own thread resumes it for every batch
@@ -271,7 +272,7 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
         enqueue(event_op(event), reply_to{});
       },
       [flush](flush_atom) { flush(); },
-      [resend](resend_atom) { resend(); },
+      [resend](retry_atom) { resend(); },
       [self, config, state](settle_atom) {
         // A failure and a success since it was scheduled move the end later: look again.
         const auto again = config.health->settled(std::chrono::steady_clock::now());

@@ -33,9 +33,9 @@ caf::behavior emitter(caf::event_based_actor* self, const node_config& config,
         const bool start = is_emitter && (!state->active || epoch != state->epoch);
         state->active = is_emitter;
         state->epoch = epoch;
-        if (start) self->send(self, tick_atom::value, ++state->generation);
+        if (start) self->send(self, emit_atom::value, ++state->generation);
       },
-      [self, config, store, state](tick_atom, std::uint64_t generation) {
+      [self, config, store, state](emit_atom, std::uint64_t generation) {
         if (!state->active || generation != state->generation) return;
         using status = infra::node::emit_result::status;
         const infra::node::emit_result r = store->emit(config.id, state->epoch, config.emit_batch);
@@ -49,11 +49,11 @@ caf::behavior emitter(caf::event_based_actor* self, const node_config& config,
             state->active = false;
             return;
           case status::queue_full:
-            self->delayed_send(self, queue_full_delay, tick_atom::value, generation);
+            self->delayed_send(self, queue_full_delay, emit_atom::value, generation);
             return;
           case status::refused:
             if (!store->last_error().empty()) {  // Redis unreachable: retry, do not spin
-              self->delayed_send(self, retry_delay, tick_atom::value, generation);
+              self->delayed_send(self, retry_delay, emit_atom::value, generation);
               return;
             }
             // The lease moved on while this node was not looking: stop until the
@@ -65,9 +65,9 @@ caf::behavior emitter(caf::event_based_actor* self, const node_config& config,
             return;
         }
         if (config.emit_interval.count() == 0)
-          self->send(self, tick_atom::value, generation);
+          self->send(self, emit_atom::value, generation);
         else
-          self->delayed_send(self, config.emit_interval, tick_atom::value, generation);
+          self->delayed_send(self, config.emit_interval, emit_atom::value, generation);
       },
   };
 }

@@ -48,9 +48,9 @@ caf::behavior membership(caf::event_based_actor* self, const node_config& config
     for (const caf::actor& r : roles) self->send_exit(r, msg.reason);
     self->quit(msg.reason);
   });
-  self->send(self, tick_atom::value);
+  self->send(self, health_atom::value);
   return {
-      [self, config, store, state, on_view](tick_atom) {
+      [self, config, store, state, on_view](health_atom) {
         auto view = state->joined ? store->health_check(config.id) : store->join(config.id);
         if (view) {
           if (state->store_down) spdlog::info("node {}: Redis reachable again", config.id);
@@ -62,7 +62,7 @@ caf::behavior membership(caf::event_based_actor* self, const node_config& config
           state->store_down = true;
           spdlog::warn("node {}: membership call failed: {}", config.id, store->last_error());
         }
-        self->delayed_send(self, config.health_interval, tick_atom::value);
+        self->delayed_send(self, config.health_interval, health_atom::value);
       },
   };
 }

@@ -64,13 +64,13 @@ caf::behavior worker(caf::event_based_actor* self, const node_config& config,
       },
       [self, config, state](done_atom, std::string& message) {
         std::bernoulli_distribution fails(config.error_rate);
-        self->send(self, done_atom::value, std::move(message), fails(state->rng));
+        self->send(self, finish_atom::value, std::move(message), fails(state->rng));
       },
-      [self, config, store, state](done_atom, std::string& message, bool failed) {
+      [self, config, store, state](finish_atom, std::string& message, bool failed) {
         const auto result = store->complete(config.id, message, failed, "handler failed");
         if (!result.accepted && !store->last_error().empty()) {
           // Redis is unreachable: the message is still ours; finish it once it is back.
-          self->delayed_send(self, retry_delay, done_atom::value, std::move(message), failed);
+          self->delayed_send(self, retry_delay, finish_atom::value, std::move(message), failed);
           return;
         }
         if (!result.accepted) {
