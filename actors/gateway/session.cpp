@@ -8,7 +8,7 @@
 #include "actors/commands/session_directory.hpp"
 #include "actors/gateway/caf_logger_exit.hpp"
 #include "actors/gateway/gateway_messages.hpp"
-#include "actors/registry/registry_actor.hpp"
+#include "actors/registry/registry_actors.hpp"
 #include "codecs/avl_decode.hpp"
 #include "codecs/imei.hpp"
 #include "infra/metrics/gateway_counters.hpp"

@@ -16,6 +16,7 @@
 #include <caf/mixin/sender.hpp>
 #include <caf/scheduled_actor.hpp>
 
+#include "actors/registry/registry_actors.hpp"
 #include "codecs/codec_id.hpp"
 #include "infra/net/allowlist.hpp"
 #include "infra/net/device_link.hpp"
@@ -40,7 +41,7 @@ struct session_config {
   /// Telemetry writer shards; a device always goes to the same one.
   std::vector<caf::actor> writers;
   /// The registry actor; told when a device is identified and when it leaves.
-  caf::actor registry;
+  registry::registry_actor registry;
   std::shared_ptr<gateway_counters> counters;
   /// Outbound commands: where sessions announce themselves to the command reader, the
   /// actor that publishes their outcomes, the per-device queue bound and the time a
