@@ -11,23 +11,20 @@ namespace {
 constexpr std::chrono::milliseconds retry_delay{200};
 constexpr std::chrono::milliseconds queue_full_delay{5};
 
-struct emitter_state {
-  bool active = false;
-  std::int64_t epoch = -1;
-  std::uint64_t generation = 0;  // ticks of an earlier activation are dropped
-  std::uint64_t emitted = 0;
-  std::uint64_t refused = 0;
-};
-
 }  // namespace
 
-caf::behavior emitter(caf::event_based_actor* self, const node_config& config,
-                      const std::shared_ptr<infra::node::node_store>& store) {
-  auto state = std::make_shared<emitter_state>();
-  self->attach_functor([config, state] {
-    spdlog::info("node {}: emitter stopped after {} message(s), {} refused emit(s)", config.id,
-                 state->emitted, state->refused);
-  });
+emitter_state::~emitter_state() {
+  if (node.empty()) return;  // never started
+  spdlog::info("node {}: emitter stopped after {} message(s), {} refused emit(s)", node, emitted,
+               refused);
+}
+
+emitter_actor::behavior_type emitter(emitter_actor::stateful_pointer<emitter_state> self,
+                                     const node_config& config,
+                                     const std::shared_ptr<infra::node::node_store>& store) {
+  // The actor's own: its handlers run only while it does.
+  emitter_state* state = &self->state;
+  state->node = config.id;
   return {
       [self, state](role_atom, bool is_emitter, std::int64_t epoch) {
         const bool start = is_emitter && (!state->active || epoch != state->epoch);
