@@ -16,6 +16,7 @@
 #include <caf/mixin/sender.hpp>
 #include <caf/scheduled_actor.hpp>
 
+#include "actors/commands/command_actors.hpp"
 #include "actors/registry/registry_actors.hpp"
 #include "codecs/codec_id.hpp"
 #include "infra/net/allowlist.hpp"
@@ -47,7 +48,7 @@ struct session_config {
   /// actor that publishes their outcomes, the per-device queue bound and the time a
   /// device has to answer. Without a responder, sessions take no commands.
   std::shared_ptr<commands::session_directory> directory;
-  caf::actor responder;
+  commands::command_responder_actor responder;
   std::size_t command_queue_limit = 16;
   std::chrono::milliseconds command_timeout{30'000};
 };

@@ -39,8 +39,8 @@ struct gateway_actors::impl {
   caf::actor_system system;
   actors::registry::registry_actor registry;
   actors::registry::janitor_actor janitor;
-  caf::actor responder;
-  caf::actor reader;
+  actors::commands::command_responder_actor responder;
+  actors::commands::command_reader_actor reader;
   caf::actor udp;
   /// Every long-lived actor, whatever its interface, for stop(): it is only told to
   /// exit and waited for, never sent a message.

@@ -5,7 +5,7 @@
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
-#include "actors/commands/command_messages.hpp"
+#include "actors/commands/command_actors.hpp"
 #include "actors/commands/session_directory.hpp"
 #include "actors/gateway/gateway_messages.hpp"
 #include "actors/gateway/session.hpp"
@@ -54,12 +54,18 @@ struct responder_log {
   std::vector<std::string> drained;
 };
 
-caf::behavior fake_responder(caf::event_based_actor*, std::shared_ptr<responder_log> log) {
+// Records what it is told to publish and drain; its batching timers do nothing.
+commands::command_responder_actor::behavior_type fake_responder(
+    commands::command_responder_actor::pointer, std::shared_ptr<responder_log> log) {
   return {
       [log](commands::resolve_atom, command_entry& e, resolution& r) {
         log->resolved.emplace_back(std::move(e), std::move(r));
       },
       [log](commands::drain_off_atom, const std::string& imei) { log->drained.push_back(imei); },
+      [](commands::sync_atom) { return true; },
+      [](flush_atom) {},
+      [](retry_atom) {},
+      [](settle_atom) {},
   };
 }
 
@@ -129,7 +135,7 @@ class SessionCommands : public ::testing::Test {
   std::shared_ptr<commands::session_directory> directory =
       std::make_shared<commands::session_directory>();
   caf::actor writer = sys.spawn(fake_writer);
-  caf::actor responder = sys.spawn(fake_responder, log);
+  commands::command_responder_actor responder = sys.spawn(fake_responder, log);
   caf::actor actor;
   codecs::imei id;
 };
