@@ -55,7 +55,7 @@ command_reader_actor::behavior_type command_reader(
   // journal before the device can see the command, and the session writes at once.
   auto dispatch = [config, store, state, directory, refuse,
                    counters](std::vector<command_entry>& entries) {
-    std::vector<std::pair<caf::actor, command_entry*>> deliverable;
+    std::vector<std::pair<gateway::session_actor, command_entry*>> deliverable;
     for (command_entry& e : entries) {
       // Delivered to this group again: a failover to a replica that had not yet seen
       // the first delivery. Its session has it already.
@@ -65,7 +65,7 @@ command_reader_actor::behavior_type command_reader(
         refuse(e, "malformed: " + e.malformed);
       } else if (e.expires_at > 0 && unix_now() > e.expires_at) {
         refuse(e, "expired_before_delivery");
-      } else if (caf::actor session = directory->find(e.target_imei); !session) {
+      } else if (gateway::session_actor session = directory->find(e.target_imei); !session) {
         refuse(e, "socket_closed");
       } else {
         deliverable.emplace_back(std::move(session), &e);

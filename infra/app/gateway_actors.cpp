@@ -41,7 +41,7 @@ struct gateway_actors::impl {
   actors::registry::janitor_actor janitor;
   actors::commands::command_responder_actor responder;
   actors::commands::command_reader_actor reader;
-  caf::actor udp;
+  actors::gateway::udp_ingest_actor udp;
   /// Every long-lived actor, whatever its interface, for stop(): it is only told to
   /// exit and waited for, never sent a message.
   std::vector<caf::strong_actor_ptr> all;
@@ -92,8 +92,8 @@ gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& re
   for (std::uint32_t s = 0; s < redis.key_shards.count(); ++s)
     retention.streams.push_back(telemetry::keys::telemetry_stream_in(redis.key_shards.prefix(s)));
   impl_->add(system.spawn<caf::detached>(
-      gw::retention_actor, retention,
-      std::make_shared<redis::connection>(redis.connection("retention")), impl_->retention));
+      gw::retention, retention, std::make_shared<redis::connection>(redis.connection("retention")),
+      impl_->retention));
   // Outbound commands. The reader's socket timeout exceeds its BLOCK (1 s), or hiredis
   // would give up on a read the server still holds.
   impl_->reader = impl_->add(system.spawn<caf::detached>(
