@@ -13,18 +13,12 @@ using command_atom = caf::atom_constant<caf::atom("command")>;
 /// (cmd_timeout_atom, std::string entry_id): a session's response timer fired.
 using cmd_timeout_atom = caf::atom_constant<caf::atom("cmdtimeout")>;
 /// (resolve_atom, command_entry, resolution): publish the terminal response and XACK.
-using resolve_atom = caf::atom_constant<caf::atom("resolve")>;
+/// Not "resolve": that text would make it caf::resolve_atom under a second name.
+using resolve_atom = caf::atom_constant<caf::atom("cmdresolve")>;
 /// (drain_off_atom, std::string imei): move the device's offline queue into our stream.
 using drain_off_atom = caf::atom_constant<caf::atom("drainoff")>;
 /// (read_atom): the reader's next XREADGROUP round.
 using read_atom = caf::atom_constant<caf::atom("read")>;
-/// (retry_atom): the responder retries what Redis refused.
-using retry_atom = caf::atom_constant<caf::atom("retry")>;
-/// (flush_atom): the responder writes what it has gathered.
-using flush_atom = caf::atom_constant<caf::atom("cmdflush")>;
-/// (cmd_settle_atom): the responder's timer to end a failure spell whose last success
-/// came soon after its last failure (infra::health::failure_log::settled).
-using cmd_settle_atom = caf::atom_constant<caf::atom("cmdsettle")>;
 /// (sync_atom) -> bool: answered once everything sent before it is handled.
 using sync_atom = caf::atom_constant<caf::atom("sync")>;
 

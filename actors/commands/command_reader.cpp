@@ -15,18 +15,6 @@ namespace {
 using infra::commands::command_entry;
 using infra::commands::resolution;
 
-struct reader_state {
-  explicit reader_state(std::chrono::milliseconds log_interval)
-      : log({"command reader", "commands wait in this instance's stream", "read(s) failed",
-             log_interval}) {}
-  infra::health::failure_log log;
-  bool caught_up = false;  ///< Pending entries re-read since the last failure.
-  std::chrono::milliseconds backoff{100};
-  /// Entries handed to sessions and not yet seen resolved: a pending re-read skips
-  /// them, so a reconnect never delivers a command twice.
-  std::unordered_set<std::string> with_sessions;
-};
-
 std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -35,11 +23,16 @@ std::int64_t unix_now() {
 
 }  // namespace
 
-caf::behavior command_reader(caf::event_based_actor* self, const reader_config& config,
-                             const std::shared_ptr<infra::commands::command_store>& store,
-                             const std::shared_ptr<const session_directory>& directory,
-                             const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
-  auto state = std::make_shared<reader_state>(config.failure_log_interval);
+command_reader_actor::behavior_type command_reader(
+    command_reader_actor::stateful_pointer<reader_state> self, const reader_config& config,
+    const std::shared_ptr<infra::commands::command_store>& store,
+    const std::shared_ptr<const session_directory>& directory,
+    const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
+  // The actor's own: its handlers run only while it does.
+  reader_state* state = &self->state;
+  state->log.emplace(infra::health::failure_log::settings{
+      "command reader", "commands wait in this instance's stream", "read(s) failed",
+      config.failure_log_interval});
 
   // Answers an entry no session will take, acknowledging it in the same step.
   auto refuse = [config, store, counters](const command_entry& e, std::string reason) {
@@ -62,7 +55,7 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
   // journal before the device can see the command, and the session writes at once.
   auto dispatch = [config, store, state, directory, refuse,
                    counters](std::vector<command_entry>& entries) {
-    std::vector<std::pair<caf::actor, command_entry*>> deliverable;
+    std::vector<std::pair<gateway::session_actor, command_entry*>> deliverable;
     for (command_entry& e : entries) {
       // Delivered to this group again: a failover to a replica that had not yet seen
       // the first delivery. Its session has it already.
@@ -72,7 +65,7 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
         refuse(e, "malformed: " + e.malformed);
       } else if (e.expires_at > 0 && unix_now() > e.expires_at) {
         refuse(e, "expired_before_delivery");
-      } else if (caf::actor session = directory->find(e.target_imei); !session) {
+      } else if (gateway::session_actor session = directory->find(e.target_imei); !session) {
         refuse(e, "socket_closed");
       } else {
         deliverable.emplace_back(std::move(session), &e);
@@ -105,9 +98,9 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
   };
 
   auto failed = [self, config, state](const std::string& error) {
-    state->log.failed(infra::health::classify_redis_failure(
-                          error, false, infra::commands::command_library_source()),
-                      1, infra::health::clock::now());
+    state->log->failed(infra::health::classify_redis_failure(
+                           error, false, infra::commands::command_library_source()),
+                       1, infra::health::clock::now());
     state->caught_up = false;
     self->delayed_send(self, state->backoff, read_atom::value);
     state->backoff = std::min(state->backoff * 2, config.max_backoff);
@@ -133,7 +126,7 @@ caf::behavior command_reader(caf::event_based_actor* self, const reader_config& 
           if (!unseen.empty())
             spdlog::info("commands: {} pending command(s) re-read", unseen.size());
           dispatch(unseen);
-          state->log.succeeded(infra::health::clock::now());
+          state->log->succeeded(infra::health::clock::now());
           state->backoff = std::chrono::milliseconds{100};
           state->caught_up = true;
         }

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/batching_atoms.hpp"
 #include "actors/commands/command_messages.hpp"
 #include "infra/commands/command_library.hpp"
 #include "infra/health/failure_log.hpp"
@@ -15,25 +16,17 @@ namespace {
 using infra::commands::command_entry;
 using infra::commands::resolution;
 
-struct responder_state {
-  explicit responder_state(std::chrono::milliseconds log_interval)
-      : log({"command responses", "publishers wait for the answers of commands",
-             "response(s) not published", log_interval}) {}
-  infra::health::failure_log log;
-  /// Outcomes not yet published, oldest first (including ones Redis refused).
-  std::deque<std::pair<command_entry, resolution>> unpublished;
-  bool flush_queued = false;
-  bool backing_off = false;
-  bool settle_queued = false;
-  std::chrono::milliseconds backoff{100};
-};
-
 }  // namespace
 
-caf::behavior command_responder(caf::event_based_actor* self, const responder_config& config,
-                                const std::shared_ptr<infra::commands::command_store>& store,
-                                const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
-  auto state = std::make_shared<responder_state>(config.failure_log_interval);
+command_responder_actor::behavior_type command_responder(
+    command_responder_actor::stateful_pointer<responder_state> self, const responder_config& config,
+    const std::shared_ptr<infra::commands::command_store>& store,
+    const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
+  // The actor's own: its handlers run only while it does.
+  responder_state* state = &self->state;
+  state->log.emplace(infra::health::failure_log::settings{
+      "command responses", "publishers wait for the answers of commands",
+      "response(s) not published", config.failure_log_interval});
 
   // Every outcome gathered in the mailbox goes out in one pipelined round trip, like
   // the telemetry writer's batches: under load the calls share round trips instead of
@@ -71,16 +64,16 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
       state->backoff = std::chrono::milliseconds{100};
       // A success soon after a failure ends the spell only once no failure followed
       // for a while: look again then, as no later success may come.
-      if (const auto settle_in = state->log.succeeded(infra::health::clock::now());
+      if (const auto settle_in = state->log->succeeded(infra::health::clock::now());
           settle_in > settle_in.zero() && !state->settle_queued) {
         state->settle_queued = true;
-        self->delayed_send(self, settle_in, cmd_settle_atom::value);
+        self->delayed_send(self, settle_in, settle_atom::value);
       }
       return;
     }
     counters->command_redis_errors.fetch_add(1, std::memory_order_relaxed);
     // Kept and retried; the log says so once per spell, not once per retry.
-    state->log.failed(
+    state->log->failed(
         infra::health::classify_redis_failure(last_error, last_error.starts_with("replicas:"),
                                               infra::commands::command_library_source()),
         refused.size(), infra::health::clock::now());
@@ -103,11 +96,11 @@ caf::behavior command_responder(caf::event_based_actor* self, const responder_co
         schedule();
       },
       [flush](flush_atom) { flush(); },
-      [self, state](cmd_settle_atom) {
+      [self, state](settle_atom) {
         // A failure and a success since it was scheduled move the end later: look again.
-        const auto again = state->log.settled(infra::health::clock::now());
+        const auto again = state->log->settled(infra::health::clock::now());
         if (again > again.zero())
-          self->delayed_send(self, again, cmd_settle_atom::value);
+          self->delayed_send(self, again, settle_atom::value);
         else
           state->settle_queued = false;
       },

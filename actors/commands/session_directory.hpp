@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include <caf/actor.hpp>
+#include "actors/gateway/gateway_actors.hpp"
 
 namespace tgw::actors::commands {
 
@@ -19,19 +19,19 @@ namespace tgw::actors::commands {
 class session_directory {
  public:
   /// `session` now holds `imei`, replacing an older connection of the same device.
-  void attach(const std::string& imei, const caf::actor& session);
+  void attach(const std::string& imei, const gateway::session_actor& session);
   /// Forgets `imei` only if `session` still holds it: a newer connection keeps it.
-  void detach(const std::string& imei, const caf::actor& session);
+  void detach(const std::string& imei, const gateway::session_actor& session);
   /// The session holding `imei`, or an invalid handle.
-  [[nodiscard]] caf::actor find(const std::string& imei) const;
+  [[nodiscard]] gateway::session_actor find(const std::string& imei) const;
   [[nodiscard]] std::size_t size() const;
   /// Every session held now, with its IMEI.
-  [[nodiscard]] std::vector<std::pair<std::string, caf::actor>> snapshot() const;
+  [[nodiscard]] std::vector<std::pair<std::string, gateway::session_actor>> snapshot() const;
 
  private:
   mutable std::mutex mutex_;
   /// By codecs::imei_key: an entry for every device, so a 32-byte node, not 64.
-  std::unordered_map<std::uint64_t, caf::actor> sessions_;
+  std::unordered_map<std::uint64_t, gateway::session_actor> sessions_;
 };
 
 }  // namespace tgw::actors::commands

@@ -32,16 +32,8 @@ using retain_atom = caf::atom_constant<caf::atom("retain")>;
 /// (revoke_atom): the allowlist changed; a session whose device it no longer admits
 /// disconnects it.
 using revoke_atom = caf::atom_constant<caf::atom("revoke")>;
-/// (resend_atom): the telemetry writer's timer for the writes it holds to send again
-/// (write_outcome::retryable).
-using resend_atom = caf::atom_constant<caf::atom("resend")>;
-/// (settle_atom): the telemetry writer's timer to end a persist failure spell whose
-/// last success came soon after its last failure (infra::health::failure_log::settled).
-using settle_atom = caf::atom_constant<caf::atom("settle")>;
 /// (note_atom, journal_event): an event no one waits for; a failure is only logged.
 using note_atom = caf::atom_constant<caf::atom("note")>;
-/// (flush_atom): the writer writes what it has gathered.
-using flush_atom = caf::atom_constant<caf::atom("flush")>;
 /// (datagram_atom, std::vector<uint8_t>, udp_reply, std::string peer): a UDP datagram
 /// to ingest, with its sender as ip:port.
 using datagram_atom = caf::atom_constant<caf::atom("datagram")>;

@@ -29,9 +29,10 @@ std::int64_t retention_status::trimmed_total() const {
   return trimmed_total_;
 }
 
-caf::behavior retention_actor(caf::event_based_actor* self, const retention_config& config,
-                              const std::shared_ptr<infra::redis::connection>& conn,
-                              const std::shared_ptr<retention_status>& status) {
+retention_actor::behavior_type retention(retention_actor::pointer self,
+                                         const retention_config& config,
+                                         const std::shared_ptr<infra::redis::connection>& conn,
+                                         const std::shared_ptr<retention_status>& status) {
   self->delayed_send(self, config.interval, retain_atom::value);
   return {
       [self, config, conn, status](retain_atom) {

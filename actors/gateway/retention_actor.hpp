@@ -3,8 +3,7 @@
 #include <chrono>
 #include <memory>
 
-#include <caf/fwd.hpp>
-
+#include "actors/gateway/gateway_actors.hpp"
 #include "actors/gateway/retention_status.hpp"
 #include "infra/redis/connection.hpp"
 
@@ -14,8 +13,9 @@ namespace tgw::actors::gateway {
 /// trims the stream below what every group acknowledged. Every instance runs one; the
 /// trims agree, since each removes only what all groups are done with. Detached: it
 /// blocks on its own Redis connection.
-caf::behavior retention_actor(caf::event_based_actor* self, const retention_config& config,
-                              const std::shared_ptr<infra::redis::connection>& conn,
-                              const std::shared_ptr<retention_status>& status);
+retention_actor::behavior_type retention(retention_actor::pointer self,
+                                         const retention_config& config,
+                                         const std::shared_ptr<infra::redis::connection>& conn,
+                                         const std::shared_ptr<retention_status>& status);
 
 }  // namespace tgw::actors::gateway

@@ -6,9 +6,8 @@
 #include "actors/commands/command_messages.hpp"
 #include "actors/commands/device_commands.hpp"
 #include "actors/commands/session_directory.hpp"
-#include "actors/gateway/caf_logger_exit.hpp"
 #include "actors/gateway/gateway_messages.hpp"
-#include "actors/registry/registry_actor.hpp"
+#include "actors/registry/registry_actors.hpp"
 #include "codecs/avl_decode.hpp"
 #include "codecs/imei.hpp"
 #include "infra/metrics/gateway_counters.hpp"
@@ -54,7 +53,7 @@ struct session_state {
 
 class session_listener final : public infra::net::connection_listener {
  public:
-  explicit session_listener(caf::actor session) : session_(std::move(session)) {}
+  explicit session_listener(session_actor session) : session_(std::move(session)) {}
   void on_frame(const codecs::frame& f) override {
     caf::anon_send(session_, frame_atom::value, static_cast<std::uint8_t>(f.kind), f.codec,
                    std::vector<std::uint8_t>(f.bytes.begin(), f.bytes.end()));
@@ -64,10 +63,10 @@ class session_listener final : public infra::net::connection_listener {
   }
 
  private:
-  caf::actor session_;
+  session_actor session_;
 };
 
-const caf::actor& writer_for(const session_config& config, const std::string& imei) {
+const telemetry_writer_actor& writer_for(const session_config& config, const std::string& imei) {
   return config.writers[std::hash<std::string>{}(imei) % config.writers.size()];
 }
 
@@ -75,13 +74,29 @@ const caf::actor& writer_for(const session_config& config, const std::string& im
 /// actor's last message) and its default handler holds a plain pointer to it.
 class session_context {
  public:
-  session_context(session_actor* self, std::shared_ptr<infra::net::device_link> link,
+  session_context(session_actor_base* self, std::shared_ptr<infra::net::device_link> link,
                   std::shared_ptr<const session_config> config)
       : self_(self),
         link_(std::move(link)),
         config_(std::move(config)),
         state_(config_->command_queue_limit) {}
 
+  // The session interface's messages (session_actor_base::deliver_to), one each.
+  void operator()(frame_atom, std::uint8_t kind, std::uint8_t codec,
+                  const std::vector<std::uint8_t>& bytes) {
+    on_frame(kind, codec, bytes);
+  }
+  void operator()(persisted_atom, const write_outcome& o) { on_persisted(o); }
+  void operator()(revoke_atom) { on_revoke(); }
+  void operator()(commands::command_atom, const infra::commands::command_entry& e) {
+    on_command(e);  // a copy: commands are rare, and a message may be shared
+  }
+  void operator()(commands::cmd_timeout_atom, const std::string& entry_id) {
+    on_command_timeout(entry_id);
+  }
+  void operator()(closed_atom, const std::string& reason) { on_closed(reason); }
+
+ private:
   void on_frame(std::uint8_t kind, std::uint8_t codec, const std::vector<std::uint8_t>& bytes) {
     if (static_cast<codecs::frame_kind>(kind) != codecs::frame_kind::imei &&
         static_cast<codecs::frame_kind>(kind) != codecs::frame_kind::keepalive)
@@ -180,7 +195,7 @@ class session_context {
     state_.persisting.clear();
     for (auto& r : state_.commands.on_closed()) resolve(std::move(r));
     if (state_.identified && config_->directory)
-      config_->directory->detach(state_.imei, caf::actor_cast<caf::actor>(self_));
+      config_->directory->detach(state_.imei, session_actor{self_});
     if (state_.identified) {
       if (config_->registry)
         self_->send(config_->registry, registry::unregister_atom::value, state_.imei);
@@ -191,7 +206,6 @@ class session_context {
     self_->quit();
   }
 
- private:
   // Through the configuration rather than a reference of its own: 8 bytes a session,
   // and the context stays in its size class (see below).
   infra::metrics::gateway_counters& counters() const { return *config_->counters; }
@@ -271,8 +285,7 @@ class session_context {
     // Registration happens here, on the session's lifecycle, never per frame.
     if (config_->registry)
       self_->send(config_->registry, registry::register_atom::value, state_.imei);
-    if (config_->directory)
-      config_->directory->attach(state_.imei, caf::actor_cast<caf::actor>(self_));
+    if (config_->directory) config_->directory->attach(state_.imei, session_actor{self_});
     // Commands queued while the device was offline now come through our stream.
     if (config_->responder)
       self_->send(config_->responder, commands::drain_off_atom::value, state_.imei);
@@ -339,7 +352,7 @@ class session_context {
     self_->send(writer_for(*config_, state_.imei), ingest_atom::value, std::move(job));
   }
 
-  session_actor* self_;
+  session_actor_base* self_;
   std::shared_ptr<infra::net::device_link> link_;
   std::shared_ptr<const session_config> config_;
   session_state state_;
@@ -350,80 +363,13 @@ static_assert(sizeof(session_context) <= 192, "session_context outgrew its size 
 
 }  // namespace
 
-std::unique_ptr<infra::net::connection_listener> make_session_listener(caf::actor session) {
+std::unique_ptr<infra::net::connection_listener> make_session_listener(session_actor session) {
   return std::make_unique<session_listener>(std::move(session));
 }
 
-void session_actor::initialize() {
-  super::initialize();
-  setf(is_initialized_flag);
-  // As event_based_actor::initialize: the function it was spawned with gives the
-  // behaviour, and is dropped once it has.
-  if (initial_behavior_fac_) {
-    auto behaviour = initial_behavior_fac_(this);
-    initial_behavior_fac_ = nullptr;
-    if (behaviour) become(std::move(behaviour));
-  }
-}
-
-// Every device holds one: a member that pushes it past 1,024 bytes with its control
-// block costs each session the next size class, 256 bytes more.
-static_assert(sizeof(caf::actor_storage<session_actor>) <= 1024,
-              "the session actor outgrew jemalloc's 1,024-byte class");
-
-namespace {
-
-// Calls `f` with the message's elements when they are exactly `Ts...`, as a CAF
-// handler would be called. The types are spelled out, not read from f's parameters:
-// CAF recognises its built-in types (std::string among them) by a type number that a
-// reference type does not carry, so `const std::string&` would never match. The
-// elements are read only: a message may be shared by several receivers.
-template <class... Ts, class F>
-bool on(const caf::type_erased_tuple& xs, F&& f) {
-  if (!xs.match_elements<Ts...>()) return false;
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    f(xs.get_as<Ts>(I)...);
-  }
-  (std::index_sequence_for<Ts...>{});
-  return true;
-}
-
-// What a session's default handler does with a message: the session's six kinds, each
-// handed to its context; anything else is logged and dropped, as CAF's own default
-// handler would.
-caf::result<caf::message> deliver(session_context& c, caf::scheduled_actor* self,
-                                  caf::message_view& view) {
-  leave_caf_logger();
-  auto& xs = view.content();
-  const bool handled =
-      on<frame_atom, std::uint8_t, std::uint8_t, std::vector<std::uint8_t>>(
-          xs, [&](frame_atom, std::uint8_t kind, std::uint8_t codec,
-                  const std::vector<std::uint8_t>& bytes) { c.on_frame(kind, codec, bytes); }) ||
-      on<persisted_atom, write_outcome>(
-          xs, [&](persisted_atom, const write_outcome& o) { c.on_persisted(o); }) ||
-      on<revoke_atom>(xs, [&](revoke_atom) { c.on_revoke(); }) ||
-      on<commands::command_atom, infra::commands::command_entry>(
-          xs,
-          [&](commands::command_atom, const infra::commands::command_entry& e) {
-            c.on_command(e);  // a copy: commands are rare, and a message may be shared
-          }) ||
-      on<commands::cmd_timeout_atom, std::string>(
-          xs, [&](commands::cmd_timeout_atom,
-                  const std::string& entry_id) { c.on_command_timeout(entry_id); }) ||
-      on<closed_atom, std::string>(
-          xs, [&](closed_atom, const std::string& reason) { c.on_closed(reason); });
-  if (handled) return caf::message{};
-  spdlog::warn("session actor {}: unexpected message dropped: {}", self->id(), xs.stringify());
-  return caf::sec::unexpected_message;
-}
-
-// Never sent: the one case of the behaviour every session shares.
-using hold_atom = caf::atom_constant<caf::atom("hold")>;
-
-}  // namespace
-
-caf::behavior session(session_actor* self, const std::shared_ptr<infra::net::device_link>& link,
-                      const std::shared_ptr<const session_config>& config) {
+session_actor::behavior_type session(session_actor_base* self,
+                                     const std::shared_ptr<infra::net::device_link>& link,
+                                     const std::shared_ptr<const session_config>& config) {
   auto ctx = std::make_unique<session_context>(self, link, config);
   session_context* c = ctx.get();
   config->counters->sessions_open.fetch_add(1);
@@ -433,16 +379,7 @@ caf::behavior session(session_actor* self, const std::shared_ptr<infra::net::dev
   self->attach_functor([counters = config->counters.get(), context = std::move(ctx)] {
     counters->sessions_open.fetch_sub(1);
   });
-  // A session's messages reach its default handler, which CAF hands the actor and
-  // which holds one pointer in std::function's inline space: no allocation. A
-  // behaviour of its own, six handlers each holding that pointer, was 320 bytes a
-  // session (docs/PERFORMANCE.md, "Idle memory"). An actor lives while it has a
-  // behaviour, so every session shares one that matches nothing it is sent.
-  self->set_default_handler([c](caf::scheduled_actor* actor, caf::message_view& view) {
-    return deliver(*c, actor, view);
-  });
-  static const caf::behavior shared_behaviour{[](hold_atom) {}};
-  return shared_behaviour;
+  return self->deliver_to(c);
 }
 
 }  // namespace tgw::actors::gateway

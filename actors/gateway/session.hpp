@@ -6,16 +6,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include <caf/actor.hpp>
-#include <caf/actor_traits.hpp>
-#include <caf/behavior.hpp>
-#include <caf/extend.hpp>
-#include <caf/fwd.hpp>
-#include <caf/mixin/behavior_changer.hpp>
-#include <caf/mixin/requester.hpp>
-#include <caf/mixin/sender.hpp>
-#include <caf/scheduled_actor.hpp>
-
+#include "actors/commands/command_actors.hpp"
+#include "actors/gateway/gateway_actors.hpp"
+#include "actors/gateway/session_actor_base.hpp"
+#include "actors/registry/registry_actors.hpp"
 #include "codecs/codec_id.hpp"
 #include "infra/net/allowlist.hpp"
 #include "infra/net/device_link.hpp"
@@ -38,53 +32,17 @@ struct session_config {
   /// Devices allowed to connect (replaced on SIGHUP); null admits every well-formed IMEI.
   std::shared_ptr<const infra::net::allowlist> allowlist;
   /// Telemetry writer shards; a device always goes to the same one.
-  std::vector<caf::actor> writers;
+  std::vector<telemetry_writer_actor> writers;
   /// The registry actor; told when a device is identified and when it leaves.
-  caf::actor registry;
+  registry::registry_actor registry;
   std::shared_ptr<gateway_counters> counters;
   /// Outbound commands: where sessions announce themselves to the command reader, the
   /// actor that publishes their outcomes, the per-device queue bound and the time a
   /// device has to answer. Without a responder, sessions take no commands.
   std::shared_ptr<commands::session_directory> directory;
-  caf::actor responder;
+  commands::command_responder_actor responder;
   std::size_t command_queue_limit = 16;
   std::chrono::milliseconds command_timeout{30'000};
-};
-
-class session_actor;
-}  // namespace tgw::actors::gateway
-
-namespace caf {
-/// What the behavior_changer mixin needs to know of the session actor's behaviour.
-template <>
-class behavior_type_of<tgw::actors::gateway::session_actor> {
- public:
-  using type = behavior;
-};
-}  // namespace caf
-
-namespace tgw::actors::gateway {
-
-/// The actor a session runs in: CAF's `event_based_actor` without group
-/// subscriptions. Sessions join no group, and the subscriber mixin's `unordered_set`
-/// (56 bytes) is what put each of them, 1,080 bytes with its control block, in
-/// jemalloc's 1,280-byte class; without it they fill the 1,024-byte class exactly
-/// (docs/PERFORMANCE.md, "Idle memory"). It is CAF's typed_event_based_actor, dynamically
-/// typed: spawned from a function, it runs the behaviour that function returns.
-class session_actor final
-    : public caf::extend<caf::scheduled_actor, session_actor>::with<
-          caf::mixin::sender, caf::mixin::requester, caf::mixin::behavior_changer>,
-      public caf::dynamically_typed_actor_base {
- public:
-  using super = caf::extend<caf::scheduled_actor, session_actor>::with<
-      caf::mixin::sender, caf::mixin::requester, caf::mixin::behavior_changer>;
-  /// What `spawn` reads to type the handle: a dynamically typed `caf::actor`.
-  using signatures = caf::none_t;
-  using behavior_type = caf::behavior;
-
-  explicit session_actor(caf::actor_config& cfg) : super(cfg) {}
-
-  void initialize() override;
 };
 
 /// One device session. It receives the connection's frames as messages, owns the
@@ -93,10 +51,11 @@ class session_actor final
 /// only then ACKed with the number of records stored; a resend after a lost ACK is
 /// ACKed again without being stored twice; a malformed frame is refused, counted and
 /// logged with the IMEI, and gets no ACK. Every change is a journal event.
-caf::behavior session(session_actor* self, const std::shared_ptr<infra::net::device_link>& link,
-                      const std::shared_ptr<const session_config>& config);
+session_actor::behavior_type session(session_actor_base* self,
+                                     const std::shared_ptr<infra::net::device_link>& link,
+                                     const std::shared_ptr<const session_config>& config);
 
 /// The connection_listener that forwards a connection's frames to its session actor.
-std::unique_ptr<infra::net::connection_listener> make_session_listener(caf::actor session);
+std::unique_ptr<infra::net::connection_listener> make_session_listener(session_actor session);
 
 }  // namespace tgw::actors::gateway

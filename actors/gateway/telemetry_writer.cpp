@@ -8,41 +8,15 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/gateway/caf_logger_exit.hpp"
+#include "actors/batching_atoms.hpp"
 #include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/session_actor_base.hpp"
 
 namespace tgw::actors::gateway {
 namespace {
 
 using infra::telemetry::write_op;
 using infra::telemetry::write_outcome;
-
-/// Who hears how one op went: a request's promise, a session that sent ingest_atom
-/// (answered with persisted_atom), or no one (note_atom).
-struct reply_to {
-  caf::typed_response_promise<write_outcome> promise;
-  caf::strong_actor_ptr session;
-  bool is_request = false;
-};
-
-struct writer_state {
-  std::vector<write_op> ops;
-  std::vector<reply_to> replies;
-  /// When each op of `ops` first went to the store (or arrived, for a new one).
-  std::vector<std::chrono::steady_clock::time_point> first_try;
-  /// Ops held to be sent again (write_outcome::retryable), with their answers owed.
-  std::vector<write_op> held_ops;
-  std::vector<reply_to> held_replies;
-  std::vector<std::chrono::steady_clock::time_point> held_first_try;
-  bool resend_queued = false;
-  bool settle_queued = false;
-  bool flush_queued = false;
-  bool lingered = false;
-  bool down = false;
-  std::string down_reason;
-  std::chrono::steady_clock::time_point retry_at{};
-  std::chrono::milliseconds backoff{100};
-};
 
 // Tells the instance's persist health how a round trip went: the success path is a
 // scan of the outcomes; failures are grouped by their error, with the packets each
@@ -104,11 +78,12 @@ void hold_behind_held(writer_state& state) {
 
 }  // namespace
 
-caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config& config,
-                               const std::shared_ptr<infra::telemetry::telemetry_store>& store,
-                               int shard,
-                               const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
-  auto state = std::make_shared<writer_state>();
+telemetry_writer_actor::behavior_type telemetry_writer(
+    telemetry_writer_actor::stateful_pointer<writer_state> self, const writer_config& config,
+    const std::shared_ptr<infra::telemetry::telemetry_store>& store, int shard,
+    const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
+  // The actor's own: its handlers run only while it does.
+  writer_state* state = &self->state;
   auto schedule_resend = [self, config, state](std::chrono::steady_clock::time_point now) {
     if (state->held_ops.empty() || state->resend_queued) return;
     state->resend_queued = true;
@@ -117,7 +92,7 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
         config.retry_delay,
         state->down ? std::chrono::duration_cast<std::chrono::milliseconds>(state->retry_at - now)
                     : std::chrono::milliseconds{0});
-    self->delayed_send(self, wait, resend_atom::value);
+    self->delayed_send(self, wait, retry_atom::value);
   };
   auto flush = [self, config, store, state, shard, counters, schedule_resend] {
     leave_caf_logger();  // the writer's own thread resumes it for every batch
@@ -201,9 +176,7 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
       if (to.is_request)
         to.promise.deliver(std::move(outcomes[i]));
       else if (to.session)
-        to.session->enqueue(nullptr, caf::make_message_id(),
-                            caf::make_message(persisted_atom::value, std::move(outcomes[i])),
-                            nullptr);
+        caf::anon_send(to.session, persisted_atom::value, std::move(outcomes[i]));
     }
     state->ops.clear();
     state->replies.clear();
@@ -249,7 +222,7 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
     return op;
   };
   auto request = [self] {
-    return reply_to{self->make_response_promise<write_outcome>(), nullptr, true};
+    return reply_to{self->make_response_promise<write_outcome>(), {}, true};
   };
   return {
       [enqueue, packet_op, request](persist_atom, infra::telemetry::packet_job& job) {
@@ -265,13 +238,15 @@ caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config
         return promise;
       },
       [self, enqueue, packet_op](ingest_atom, infra::telemetry::packet_job& job) {
-        enqueue(packet_op(job), reply_to{{}, self->current_sender(), false});
+        // Only sessions send ingest_atom.
+        enqueue(packet_op(job),
+                reply_to{{}, caf::actor_cast<session_actor>(self->current_sender()), false});
       },
       [enqueue, event_op](note_atom, infra::telemetry::journal_event& event) {
         enqueue(event_op(event), reply_to{});
       },
       [flush](flush_atom) { flush(); },
-      [resend](resend_atom) { resend(); },
+      [resend](retry_atom) { resend(); },
       [self, config, state](settle_atom) {
         // A failure and a success since it was scheduled move the end later: look again.
         const auto again = config.health->settled(std::chrono::steady_clock::now());

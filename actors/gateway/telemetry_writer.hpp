@@ -2,14 +2,47 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
+#include <vector>
 
-#include <caf/fwd.hpp>
+#include <caf/typed_response_promise.hpp>
 
+#include "actors/gateway/gateway_actors.hpp"
 #include "actors/gateway/writer_config.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::actors::gateway {
+
+/// Who hears how one write went: a request's promise, a session that sent ingest_atom
+/// (answered with persisted_atom), or no one (note_atom).
+struct reply_to {
+  caf::typed_response_promise<infra::telemetry::write_outcome> promise;
+  session_actor session;
+  bool is_request = false;
+};
+
+/// What a telemetry writer keeps between messages: the batch it gathers and the writes
+/// it holds to send again.
+struct writer_state {
+  static constexpr const char* name = "telemetry-writer";
+  std::vector<infra::telemetry::write_op> ops;
+  std::vector<reply_to> replies;
+  /// When each op of `ops` first went to the store (or arrived, for a new one).
+  std::vector<std::chrono::steady_clock::time_point> first_try;
+  /// Ops held to be sent again (write_outcome::retryable), with their answers owed.
+  std::vector<infra::telemetry::write_op> held_ops;
+  std::vector<reply_to> held_replies;
+  std::vector<std::chrono::steady_clock::time_point> held_first_try;
+  bool resend_queued = false;
+  bool settle_queued = false;
+  bool flush_queued = false;
+  bool lingered = false;
+  bool down = false;
+  std::string down_reason;
+  std::chrono::steady_clock::time_point retry_at{};
+  std::chrono::milliseconds backoff{100};
+};
 
 /// One shard of the telemetry writer. It gathers every write that is in its mailbox
 /// (requests, a session's ingest messages, plain events), writes them in one
@@ -25,9 +58,9 @@ namespace tgw::actors::gateway {
 /// (or holds) at once without trying, and tries the connection again with exponential
 /// backoff; `health` hears of every round trip and logs the outage. Spawn it
 /// detached: the store blocks, and so does the linger.
-caf::behavior telemetry_writer(caf::event_based_actor* self, const writer_config& config,
-                               const std::shared_ptr<infra::telemetry::telemetry_store>& store,
-                               int shard,
-                               const std::shared_ptr<infra::metrics::gateway_counters>& counters);
+telemetry_writer_actor::behavior_type telemetry_writer(
+    telemetry_writer_actor::stateful_pointer<writer_state> self, const writer_config& config,
+    const std::shared_ptr<infra::telemetry::telemetry_store>& store, int shard,
+    const std::shared_ptr<infra::metrics::gateway_counters>& counters);
 
 }  // namespace tgw::actors::gateway

@@ -1,7 +1,6 @@
 #include "actors/gateway/udp_ingest.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
@@ -18,22 +17,17 @@ using clock = std::chrono::steady_clock;
 using infra::telemetry::journal_event;
 using infra::telemetry::write_outcome;
 
-struct udp_state {
-  /// IMEI -> time of its last accepted datagram: the devices considered present.
-  std::unordered_map<std::string, clock::time_point> last_seen;
-  bool sweep_scheduled = false;
-};
-
-const caf::actor& writer_for(const session_config& config, const std::string& imei) {
+const telemetry_writer_actor& writer_for(const session_config& config, const std::string& imei) {
   return config.writers[std::hash<std::string>{}(imei) % config.writers.size()];
 }
 
 }  // namespace
 
-caf::behavior udp_ingest(caf::event_based_actor* self,
-                         const std::shared_ptr<const session_config>& config,
-                         std::chrono::milliseconds idle_timeout) {
-  auto state = std::make_shared<udp_state>();
+udp_ingest_actor::behavior_type udp_ingest(udp_ingest_actor::stateful_pointer<udp_state> self,
+                                           const std::shared_ptr<const session_config>& config,
+                                           std::chrono::milliseconds idle_timeout) {
+  // The actor's own: its handlers run only while it does.
+  udp_state* state = &self->state;
   // A device leaves between idle_timeout and 1.25 x idle_timeout after its last
   // datagram: a finer sweep would cost more wake-ups for no use to anyone.
   const auto sweep_every = std::max(idle_timeout / 4, std::chrono::milliseconds{50});

@@ -2,12 +2,21 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
+#include <unordered_map>
 
-#include <caf/fwd.hpp>
-
+#include "actors/gateway/gateway_actors.hpp"
 #include "actors/gateway/session.hpp"
 
 namespace tgw::actors::gateway {
+
+/// What the UDP actor keeps between messages.
+struct udp_state {
+  static constexpr const char* name = "udp-ingest";
+  /// IMEI -> time of its last accepted datagram: the devices considered present.
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> last_seen;
+  bool sweep_scheduled = false;
+};
 
 /// UDP ingestion: each datagram is parsed, its records persisted through the device's
 /// writer shard, and only then answered with the 7-byte response echoing the packet
@@ -20,8 +29,8 @@ namespace tgw::actors::gateway {
 /// records, and a sweep journals `disconnected` (reason "udp idle") for every IMEI
 /// silent for `idle_timeout`. One timer serves all devices; it runs only while some
 /// device is present. One actor serves every UDP device.
-caf::behavior udp_ingest(caf::event_based_actor* self,
-                         const std::shared_ptr<const session_config>& config,
-                         std::chrono::milliseconds idle_timeout);
+udp_ingest_actor::behavior_type udp_ingest(udp_ingest_actor::stateful_pointer<udp_state> self,
+                                           const std::shared_ptr<const session_config>& config,
+                                           std::chrono::milliseconds idle_timeout);
 
 }  // namespace tgw::actors::gateway

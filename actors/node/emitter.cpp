@@ -11,31 +11,28 @@ namespace {
 constexpr std::chrono::milliseconds retry_delay{200};
 constexpr std::chrono::milliseconds queue_full_delay{5};
 
-struct emitter_state {
-  bool active = false;
-  std::int64_t epoch = -1;
-  std::uint64_t generation = 0;  // ticks of an earlier activation are dropped
-  std::uint64_t emitted = 0;
-  std::uint64_t refused = 0;
-};
-
 }  // namespace
 
-caf::behavior emitter(caf::event_based_actor* self, const node_config& config,
-                      const std::shared_ptr<infra::node::node_store>& store) {
-  auto state = std::make_shared<emitter_state>();
-  self->attach_functor([config, state] {
-    spdlog::info("node {}: emitter stopped after {} message(s), {} refused emit(s)", config.id,
-                 state->emitted, state->refused);
-  });
+emitter_state::~emitter_state() {
+  if (node.empty()) return;  // never started
+  spdlog::info("node {}: emitter stopped after {} message(s), {} refused emit(s)", node, emitted,
+               refused);
+}
+
+emitter_actor::behavior_type emitter(emitter_actor::stateful_pointer<emitter_state> self,
+                                     const node_config& config,
+                                     const std::shared_ptr<infra::node::node_store>& store) {
+  // The actor's own: its handlers run only while it does.
+  emitter_state* state = &self->state;
+  state->node = config.id;
   return {
       [self, state](role_atom, bool is_emitter, std::int64_t epoch) {
         const bool start = is_emitter && (!state->active || epoch != state->epoch);
         state->active = is_emitter;
         state->epoch = epoch;
-        if (start) self->send(self, tick_atom::value, ++state->generation);
+        if (start) self->send(self, emit_atom::value, ++state->generation);
       },
-      [self, config, store, state](tick_atom, std::uint64_t generation) {
+      [self, config, store, state](emit_atom, std::uint64_t generation) {
         if (!state->active || generation != state->generation) return;
         using status = infra::node::emit_result::status;
         const infra::node::emit_result r = store->emit(config.id, state->epoch, config.emit_batch);
@@ -49,11 +46,11 @@ caf::behavior emitter(caf::event_based_actor* self, const node_config& config,
             state->active = false;
             return;
           case status::queue_full:
-            self->delayed_send(self, queue_full_delay, tick_atom::value, generation);
+            self->delayed_send(self, queue_full_delay, emit_atom::value, generation);
             return;
           case status::refused:
             if (!store->last_error().empty()) {  // Redis unreachable: retry, do not spin
-              self->delayed_send(self, retry_delay, tick_atom::value, generation);
+              self->delayed_send(self, retry_delay, emit_atom::value, generation);
               return;
             }
             // The lease moved on while this node was not looking: stop until the
@@ -65,9 +62,9 @@ caf::behavior emitter(caf::event_based_actor* self, const node_config& config,
             return;
         }
         if (config.emit_interval.count() == 0)
-          self->send(self, tick_atom::value, generation);
+          self->send(self, emit_atom::value, generation);
         else
-          self->delayed_send(self, config.emit_interval, tick_atom::value, generation);
+          self->delayed_send(self, config.emit_interval, emit_atom::value, generation);
       },
   };
 }

@@ -6,23 +6,14 @@
 #include "actors/node/node_atoms.hpp"
 
 namespace tgw::actors::node {
-namespace {
 
-struct membership_state {
-  bool joined = false;
-  bool is_emitter = false;
-  std::int64_t epoch = -1;
-  bool store_down = false;  // logged once per outage, not once per tick
-};
-
-}  // namespace
-
-caf::behavior membership(caf::event_based_actor* self, const node_config& config,
-                         const std::shared_ptr<infra::node::node_store>& store,
-                         const std::vector<caf::actor>& roles) {
-  auto state = std::make_shared<membership_state>();
+membership_actor::behavior_type membership(
+    membership_actor::stateful_pointer<membership_state> self, const node_config& config,
+    const std::shared_ptr<infra::node::node_store>& store, const std::vector<role_actor>& roles) {
+  // The actor's own: its handlers run only while it does.
+  membership_state* state = &self->state;
   auto announce = [self, roles, state] {
-    for (const caf::actor& r : roles)
+    for (const role_actor& r : roles)
       self->send(r, role_atom::value, state->is_emitter, state->epoch);
   };
   auto on_view = [config, state, announce](const infra::node::membership_view& view) {
@@ -45,12 +36,12 @@ caf::behavior membership(caf::event_based_actor* self, const node_config& config
   self->set_exit_handler([self, config, store, roles](caf::exit_msg& msg) {
     store->leave(config.id);
     spdlog::info("node {}: left the cluster", config.id);
-    for (const caf::actor& r : roles) self->send_exit(r, msg.reason);
+    for (const role_actor& r : roles) self->send_exit(r, msg.reason);
     self->quit(msg.reason);
   });
-  self->send(self, tick_atom::value);
+  self->send(self, health_atom::value);
   return {
-      [self, config, store, state, on_view](tick_atom) {
+      [self, config, store, state, on_view](health_atom) {
         auto view = state->joined ? store->health_check(config.id) : store->join(config.id);
         if (view) {
           if (state->store_down) spdlog::info("node {}: Redis reachable again", config.id);
@@ -62,7 +53,7 @@ caf::behavior membership(caf::event_based_actor* self, const node_config& config
           state->store_down = true;
           spdlog::warn("node {}: membership call failed: {}", config.id, store->last_error());
         }
-        self->delayed_send(self, config.health_interval, tick_atom::value);
+        self->delayed_send(self, config.health_interval, health_atom::value);
       },
   };
 }

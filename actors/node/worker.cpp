@@ -1,7 +1,5 @@
 #include "actors/node/worker.hpp"
 
-#include <random>
-
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
@@ -12,25 +10,21 @@ namespace {
 
 constexpr std::chrono::milliseconds retry_delay{200};
 
-struct worker_state {
-  bool active = false;   // false while this node is the emitter
-  bool polling = false;  // a take or a handler is under way
-  std::mt19937_64 rng;
-  std::uint64_t handled = 0;
-  std::uint64_t failed = 0;
-  std::uint64_t dropped = 0;
-};
-
 }  // namespace
 
-caf::behavior worker(caf::event_based_actor* self, const node_config& config,
-                     const std::shared_ptr<infra::node::node_store>& store) {
-  auto state = std::make_shared<worker_state>();
+worker_state::~worker_state() {
+  if (node.empty()) return;  // never started
+  spdlog::info("node {}: worker stopped after {} handled, {} failed, {} dropped", node, handled,
+               failed, dropped);
+}
+
+worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> self,
+                                   const node_config& config,
+                                   const std::shared_ptr<infra::node::node_store>& store) {
+  // The actor's own: its handlers run only while it does.
+  worker_state* state = &self->state;
+  state->node = config.id;
   state->rng.seed(config.seed);
-  self->attach_functor([config, state] {
-    spdlog::info("node {}: worker stopped after {} handled, {} failed, {} dropped", config.id,
-                 state->handled, state->failed, state->dropped);
-  });
   return {
       [self, state](role_atom, bool is_emitter, std::int64_t) {
         state->active = !is_emitter;
@@ -64,13 +58,13 @@ caf::behavior worker(caf::event_based_actor* self, const node_config& config,
       },
       [self, config, state](done_atom, std::string& message) {
         std::bernoulli_distribution fails(config.error_rate);
-        self->send(self, done_atom::value, std::move(message), fails(state->rng));
+        self->send(self, finish_atom::value, std::move(message), fails(state->rng));
       },
-      [self, config, store, state](done_atom, std::string& message, bool failed) {
+      [self, config, store, state](finish_atom, std::string& message, bool failed) {
         const auto result = store->complete(config.id, message, failed, "handler failed");
         if (!result.accepted && !store->last_error().empty()) {
           // Redis is unreachable: the message is still ours; finish it once it is back.
-          self->delayed_send(self, retry_delay, done_atom::value, std::move(message), failed);
+          self->delayed_send(self, retry_delay, finish_atom::value, std::move(message), failed);
           return;
         }
         if (!result.accepted) {

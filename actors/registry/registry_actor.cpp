@@ -12,46 +12,30 @@
 #include "infra/registry/registry_library.hpp"
 
 namespace tgw::actors::registry {
-namespace {
 
-struct registry_state {
-  explicit registry_state(std::chrono::milliseconds log_interval)
-      : registry_log({"registry",
-                      "devices stay connected and the registry is repaired when "
-                      "Redis answers",
-                      "registry write(s) failed", log_interval}),
-        heartbeat_log({"heartbeat",
-                       "other instances may take this one for dead, evict its devices and "
-                       "adopt its commands",
-                       "heartbeat(s) not written", log_interval}) {}
-  infra::health::failure_log registry_log;
-  infra::health::failure_log heartbeat_log;
-  // Live sessions per device on this instance: a device that reconnects here may be
-  // registered by its new session before its old connection is noticed closed, and
-  // the old session's unregister must not remove it then.
-  // By codecs::imei_key: an entry for every device, so a 32-byte node, not 64.
-  std::unordered_map<std::uint64_t, int> held;
-  bool repair_owed = false;
-  bool down = false;
+std::vector<std::string> registry_state::held_imeis() const {
+  std::vector<std::string> all;
+  all.reserve(held.size());
+  for (const auto& entry : held) all.push_back(codecs::imei_from_key(entry.first));
+  return all;
+}
 
-  [[nodiscard]] std::vector<std::string> held_imeis() const {
-    std::vector<std::string> all;
-    all.reserve(held.size());
-    for (const auto& entry : held) all.push_back(codecs::imei_from_key(entry.first));
-    return all;
-  }
-};
-
-}  // namespace
-
-caf::behavior registry_actor(caf::event_based_actor* self, const registry_config& config,
-                             const std::shared_ptr<infra::registry::registry_store>& store,
-                             const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
-  auto state = std::make_shared<registry_state>(config.failure_log_interval);
+registry_actor::behavior_type registry(
+    registry_actor::stateful_pointer<registry_state> self, const registry_config& config,
+    const std::shared_ptr<infra::registry::registry_store>& store,
+    const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
+  registry_state* state = &self->state;
+  state->registry_log.emplace(infra::health::failure_log::settings{
+      "registry", "devices stay connected and the registry is repaired when Redis answers",
+      "registry write(s) failed", config.failure_log_interval});
+  state->heartbeat_log.emplace(infra::health::failure_log::settings{
+      "heartbeat",
+      "other instances may take this one for dead, evict its devices and adopt its commands",
+      "heartbeat(s) not written", config.failure_log_interval});
   auto failure = [state, counters](const std::string& what, const std::string& error) {
     counters->registry_failures.fetch_add(1);
     state->repair_owed = true;
-    auto& log = what == "heartbeat" ? state->heartbeat_log : state->registry_log;
+    auto& log = what == "heartbeat" ? *state->heartbeat_log : *state->registry_log;
     log.failed(
         infra::health::classify_failure_of(what, error, infra::registry::registry_library_source()),
         1, infra::health::clock::now());
@@ -64,7 +48,7 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
     if (!left) return false;
     state->repair_owed = false;
     if (state->down) spdlog::info("registry: {} device(s) re-asserted", all.size() - *left);
-    state->registry_log.succeeded(infra::health::clock::now());
+    state->registry_log->succeeded(infra::health::clock::now());
     if (*left > 0)
       spdlog::info(
           "registry: {} device(s) left to the live instance they reconnected to; their "
@@ -114,7 +98,7 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
         if (!store->register_device(imei, error))
           failure("register " + imei, error);
         else if (!state->repair_owed)
-          state->registry_log.succeeded(infra::health::clock::now());
+          state->registry_log->succeeded(infra::health::clock::now());
       },
       [store, state, counters, failure](unregister_atom, const std::string& imei) {
         const auto key = codecs::imei_key(imei);
@@ -128,7 +112,7 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
         if (!store->unregister_device(imei, error))
           failure("unregister " + imei, error);
         else if (!state->repair_owed)
-          state->registry_log.succeeded(infra::health::clock::now());
+          state->registry_log->succeeded(infra::health::clock::now());
       },
       [store, state](unreg_all_atom) -> std::size_t {
         std::string error;
@@ -154,7 +138,7 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
         if (!missing) {
           failure("heartbeat", error);
         } else {
-          state->heartbeat_log.succeeded(infra::health::clock::now());
+          state->heartbeat_log->succeeded(infra::health::clock::now());
           if (*missing && !state->held.empty()) {
             spdlog::warn(
                 "registry: own heartbeat key was missing (presumed dead); re-asserting "
@@ -200,10 +184,11 @@ void adopt_command_streams(infra::commands::command_store& commands,
 
 }  // namespace
 
-caf::behavior janitor_actor(caf::event_based_actor* self, const janitor_config& config,
-                            const std::shared_ptr<infra::registry::registry_store>& store,
-                            const std::shared_ptr<infra::metrics::gateway_counters>& counters,
-                            const std::shared_ptr<infra::commands::command_store>& commands) {
+janitor_actor::behavior_type janitor(
+    janitor_actor::pointer self, const janitor_config& config,
+    const std::shared_ptr<infra::registry::registry_store>& store,
+    const std::shared_ptr<infra::metrics::gateway_counters>& counters,
+    const std::shared_ptr<infra::commands::command_store>& commands) {
   self->delayed_send(self, config.interval, sweep_atom::value);
   return {
       [self, config, store, counters, commands](sweep_atom) {

@@ -1,28 +1,39 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
-#include <caf/atom.hpp>
-#include <caf/fwd.hpp>
-
+#include "actors/registry/registry_actors.hpp"
 #include "actors/registry/registry_config.hpp"
 #include "infra/commands/command_store.hpp"
+#include "infra/health/failure_log.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/registry/registry_store.hpp"
 
 namespace tgw::actors::registry {
 
-/// (register_atom, std::string imei): a device identified on this instance.
-using register_atom = caf::atom_constant<caf::atom("register")>;
-/// (unregister_atom, std::string imei): its connection closed, whatever the cause.
-using unregister_atom = caf::atom_constant<caf::atom("unregist")>;
-/// (unreg_all_atom) -> size_t: owner-checked unregister of every held device (SIGTERM).
-using unreg_all_atom = caf::atom_constant<caf::atom("unregall")>;
-/// (beat_atom): heartbeat tick.
-using beat_atom = caf::atom_constant<caf::atom("beat")>;
-/// (sweep_atom): janitor tick.
-using sweep_atom = caf::atom_constant<caf::atom("sweep")>;
+/// What the registry actor keeps between messages.
+struct registry_state {
+  static constexpr const char* name = "registry";
+  // Set when the actor starts: CAF 0.17 builds a state from the actor alone, and a
+  // failure log takes its settings at construction.
+  std::optional<infra::health::failure_log> registry_log;
+  std::optional<infra::health::failure_log> heartbeat_log;
+  // Live sessions per device on this instance: a device that reconnects here may be
+  // registered by its new session before its old connection is noticed closed, and
+  // the old session's unregister must not remove it then.
+  // By codecs::imei_key: an entry for every device, so a 32-byte node, not 64.
+  std::unordered_map<std::uint64_t, int> held;
+  bool repair_owed = false;
+  bool down = false;
+
+  [[nodiscard]] std::vector<std::string> held_imeis() const;
+};
 
 /// The registry actor: the only writer of this instance's registry entries, so
 /// register and unregister of one device can never overtake each other. It keeps the
@@ -32,9 +43,10 @@ using sweep_atom = caf::atom_constant<caf::atom("sweep")>;
 /// key missing (the instance had been presumed dead). Each heartbeat it also checks
 /// that every held device is still in this instance's reverse index, and puts back
 /// the entries a stale registration elsewhere took and then deleted. Spawn it detached.
-caf::behavior registry_actor(caf::event_based_actor* self, const registry_config& config,
-                             const std::shared_ptr<infra::registry::registry_store>& store,
-                             const std::shared_ptr<infra::metrics::gateway_counters>& counters);
+registry_actor::behavior_type registry(
+    registry_actor::stateful_pointer<registry_state> self, const registry_config& config,
+    const std::shared_ptr<infra::registry::registry_store>& store,
+    const std::shared_ptr<infra::metrics::gateway_counters>& counters);
 
 /// The janitor: every interval, evicts the registry entries of instances whose
 /// heartbeat expired, owner-checked, and counts only the deletes it made. It runs in
@@ -42,9 +54,10 @@ caf::behavior registry_actor(caf::event_based_actor* self, const registry_config
 /// command streams of dead instances: every entry left there, read or unread, gets one
 /// outcome (re-routed to the device's live owner, or failed/instance_lost or
 /// expired_before_delivery) and the stream is removed. Spawn it detached.
-caf::behavior janitor_actor(caf::event_based_actor* self, const janitor_config& config,
-                            const std::shared_ptr<infra::registry::registry_store>& store,
-                            const std::shared_ptr<infra::metrics::gateway_counters>& counters,
-                            const std::shared_ptr<infra::commands::command_store>& commands = {});
+janitor_actor::behavior_type janitor(
+    janitor_actor::pointer self, const janitor_config& config,
+    const std::shared_ptr<infra::registry::registry_store>& store,
+    const std::shared_ptr<infra::metrics::gateway_counters>& counters,
+    const std::shared_ptr<infra::commands::command_store>& commands = {});
 
 }  // namespace tgw::actors::registry

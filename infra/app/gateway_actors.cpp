@@ -37,13 +37,14 @@ struct gateway_actors::impl {
   // The system keeps a reference to its configuration.
   caf::actor_system_config cfg;
   caf::actor_system system;
-  caf::actor registry;
-  caf::actor janitor;
-  caf::actor responder;
-  caf::actor reader;
-  caf::actor udp;
-  /// Every long-lived actor, for stop().
-  std::vector<caf::actor> all;
+  actors::registry::registry_actor registry;
+  actors::registry::janitor_actor janitor;
+  actors::commands::command_responder_actor responder;
+  actors::commands::command_reader_actor reader;
+  actors::gateway::udp_ingest_actor udp;
+  /// Every long-lived actor, whatever its interface, for stop(): it is only told to
+  /// exit and waited for, never sent a message.
+  std::vector<caf::strong_actor_ptr> all;
   std::shared_ptr<actors::commands::session_directory> directory =
       std::make_shared<actors::commands::session_directory>();
   std::shared_ptr<actors::gateway::retention_status> retention =
@@ -51,9 +52,9 @@ struct gateway_actors::impl {
   std::shared_ptr<const actors::gateway::session_config> sessions;
 
   template <class Handle>
-  caf::actor add(Handle handle) {
-    all.push_back(caf::actor_cast<caf::actor>(handle));
-    return all.back();
+  Handle add(Handle handle) {
+    all.push_back(caf::actor_cast<caf::strong_actor_ptr>(handle));
+    return handle;
   }
 };
 
@@ -74,9 +75,9 @@ gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& re
                                                      redis.key_shards);
   };
   impl_->registry = impl_->add(system.spawn<caf::detached>(
-      actors::registry::registry_actor, plan.registry, registry_store("registry"), counters));
+      actors::registry::registry, plan.registry, registry_store("registry"), counters));
   impl_->janitor = impl_->add(system.spawn<caf::detached>(
-      actors::registry::janitor_actor, plan.janitor, registry_store("janitor"), counters,
+      actors::registry::janitor, plan.janitor, registry_store("janitor"), counters,
       command_store("janitor-commands", 5000ms)));
   // A response is a promise to a waiting publisher, like an ACK to a device: with
   // --ack-replicas it counts as published only once replicas hold it.
@@ -91,8 +92,8 @@ gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& re
   for (std::uint32_t s = 0; s < redis.key_shards.count(); ++s)
     retention.streams.push_back(telemetry::keys::telemetry_stream_in(redis.key_shards.prefix(s)));
   impl_->add(system.spawn<caf::detached>(
-      gw::retention_actor, retention,
-      std::make_shared<redis::connection>(redis.connection("retention")), impl_->retention));
+      gw::retention, retention, std::make_shared<redis::connection>(redis.connection("retention")),
+      impl_->retention));
   // Outbound commands. The reader's socket timeout exceeds its BLOCK (1 s), or hiredis
   // would give up on a read the server still holds.
   impl_->reader = impl_->add(system.spawn<caf::detached>(
@@ -172,10 +173,12 @@ void gateway_actors::leave() {
               spdlog::warn("commands: responder at shutdown: {}", caf::to_string(e));
             });
   }
-  for (const auto& actor : {a.registry, a.janitor, a.reader, a.responder})
-    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
-  caf::scoped_actor self{a.system};
-  self->wait_for(a.registry, a.reader, a.responder, a.janitor);
+  const auto stop = [&a](const auto&... actors) {
+    (caf::anon_send_exit(actors, caf::exit_reason::user_shutdown), ...);
+    caf::scoped_actor self{a.system};
+    self->wait_for(actors...);
+  };
+  stop(a.registry, a.janitor, a.reader, a.responder);
 }
 
 void gateway_actors::stop() {

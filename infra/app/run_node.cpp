@@ -40,8 +40,9 @@ int run_node(const node_plan& plan) {
   auto working = system.spawn<caf::detached>(
       actors::node::worker, config,
       make_store("worker", config.take_wait + std::chrono::milliseconds{2000}));
-  auto member = system.spawn<caf::detached>(actors::node::membership, config, membership_store,
-                                            std::vector<caf::actor>{emitting, working});
+  auto member =
+      system.spawn<caf::detached>(actors::node::membership, config, membership_store,
+                                  std::vector<actors::node::role_actor>{emitting, working});
 
   const int signal = process::wait_for_termination_signal();
   spdlog::info("node {}: signal {} received, leaving", config.id, signal);

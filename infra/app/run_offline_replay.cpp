@@ -80,7 +80,7 @@ struct connection_run {
   const recorded_connection* rec = nullptr;
   std::shared_ptr<replay_link> link;
   codecs::tcp_framer framer;
-  caf::actor session;
+  actors::gateway::session_actor session;
   bool closed = false;
   std::vector<std::uint8_t> recorded_answers;
 };
@@ -123,7 +123,7 @@ replay::offline_result run_offline_replay(const capture::capture_set& capture,
     runs.push_back(connection_run{&rec,
                                   std::make_shared<replay_link>(live_peer_text(rec.device)),
                                   codecs::tcp_framer(settings.max_frame_size, true),
-                                  caf::actor{},
+                                  actors::gateway::session_actor{},
                                   false,
                                   {}});
     for (std::size_t c = 0; c < rec.chunks.size(); ++c) {

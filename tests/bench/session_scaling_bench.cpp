@@ -69,7 +69,7 @@ struct run_state {
 class bench_device final : public infra::net::device_link {
  public:
   bench_device(run_state& run, std::size_t first) : run_(run), next_(first) {}
-  void attach(caf::actor session) { session_ = std::move(session); }
+  void attach(actors::gateway::session_actor session) { session_ = std::move(session); }
 
   void send(std::vector<std::uint8_t> bytes) override {
     if (bytes.size() != 1 && bytes.size() != 4) return;  // not an ACK or a verdict
@@ -93,7 +93,7 @@ class bench_device final : public infra::net::device_link {
 
  private:
   run_state& run_;
-  caf::actor session_;
+  actors::gateway::session_actor session_;
   std::size_t next_;
   std::size_t sent_ = 0;
   std::string peer_ = "127.0.0.1:1";
@@ -208,7 +208,7 @@ throughput run_sessions(const std::vector<framed>& packets, std::size_t devices,
   run.packets_per_device = per_device;
   run.devices_left = devices;
   std::vector<std::shared_ptr<bench_device>> links;
-  std::vector<caf::actor> sessions;
+  std::vector<actors::gateway::session_actor> sessions;
   std::vector<framed> handshakes;
   for (std::size_t d = 0; d < devices; ++d) {
     links.push_back(std::make_shared<bench_device>(run, d));

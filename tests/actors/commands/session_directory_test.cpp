@@ -14,8 +14,18 @@
 namespace tgw::actors::commands {
 namespace {
 
-caf::behavior idle_session() {
-  return {[](caf::unit_t) {}};
+using gateway::session_actor;
+
+// Takes the session interface and does nothing: the directory only holds handles.
+session_actor::behavior_type idle_session() {
+  return {
+      [](gateway::frame_atom, std::uint8_t, std::uint8_t, const std::vector<std::uint8_t>&) {},
+      [](gateway::persisted_atom, const infra::telemetry::write_outcome&) {},
+      [](gateway::revoke_atom) {},
+      [](command_atom, const infra::commands::command_entry&) {},
+      [](cmd_timeout_atom, const std::string&) {},
+      [](gateway::closed_atom, const std::string&) {},
+  };
 }
 
 class SessionDirectory : public ::testing::Test {
@@ -28,8 +38,8 @@ class SessionDirectory : public ::testing::Test {
   caf::actor_system sys{cfg};
   caf::scheduler::test_coordinator& sched =
       dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
-  caf::actor first = sys.spawn(idle_session);
-  caf::actor second = sys.spawn(idle_session);
+  session_actor first = sys.spawn(idle_session);
+  session_actor second = sys.spawn(idle_session);
   session_directory directory;
 };
 

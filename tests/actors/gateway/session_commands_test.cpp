@@ -5,7 +5,7 @@
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
-#include "actors/commands/command_messages.hpp"
+#include "actors/commands/command_actors.hpp"
 #include "actors/commands/session_directory.hpp"
 #include "actors/gateway/gateway_messages.hpp"
 #include "actors/gateway/session.hpp"
@@ -30,17 +30,25 @@ using release_atom = caf::atom_constant<caf::atom("release")>;
 
 constexpr const char* device_imei = "356307042441013";
 
-// Answers events at once and holds packets until (release_atom).
-caf::behavior fake_writer(caf::event_based_actor* self) {
-  auto pending = std::make_shared<std::vector<caf::actor>>();
+// The telemetry writer's interface, and (release_atom) for the test.
+using fake_writer_actor = telemetry_writer_actor::extend<caf::reacts_to<release_atom>>;
+
+// Answers events at once and holds packets until (release_atom). Sessions send it
+// nothing else.
+fake_writer_actor::behavior_type fake_writer(fake_writer_actor::pointer self) {
+  auto pending = std::make_shared<std::vector<session_actor>>();
   return {
       [self, pending](ingest_atom, packet_job&) {
-        pending->push_back(caf::actor_cast<caf::actor>(self->current_sender()));
+        pending->push_back(caf::actor_cast<session_actor>(self->current_sender()));
       },
       [](event_atom, journal_event&) {
         return write_outcome{true, false, 0, ""};
       },
       [](note_atom, journal_event&) {},
+      [](persist_atom, packet_job&) { return write_outcome{}; },
+      [](flush_atom) {},
+      [](retry_atom) {},
+      [](settle_atom) {},
       [self, pending](release_atom) {
         for (auto& session : *pending)
           self->send(session, persisted_atom::value, write_outcome{true, false, 1, ""});
@@ -54,12 +62,18 @@ struct responder_log {
   std::vector<std::string> drained;
 };
 
-caf::behavior fake_responder(caf::event_based_actor*, std::shared_ptr<responder_log> log) {
+// Records what it is told to publish and drain; its batching timers do nothing.
+commands::command_responder_actor::behavior_type fake_responder(
+    commands::command_responder_actor::pointer, std::shared_ptr<responder_log> log) {
   return {
       [log](commands::resolve_atom, command_entry& e, resolution& r) {
         log->resolved.emplace_back(std::move(e), std::move(r));
       },
       [log](commands::drain_off_atom, const std::string& imei) { log->drained.push_back(imei); },
+      [](commands::sync_atom) { return true; },
+      [](flush_atom) {},
+      [](retry_atom) {},
+      [](settle_atom) {},
   };
 }
 
@@ -128,9 +142,9 @@ class SessionCommands : public ::testing::Test {
   std::shared_ptr<responder_log> log = std::make_shared<responder_log>();
   std::shared_ptr<commands::session_directory> directory =
       std::make_shared<commands::session_directory>();
-  caf::actor writer = sys.spawn(fake_writer);
-  caf::actor responder = sys.spawn(fake_responder, log);
-  caf::actor actor;
+  fake_writer_actor writer = sys.spawn(fake_writer);
+  commands::command_responder_actor responder = sys.spawn(fake_responder, log);
+  session_actor actor;
   codecs::imei id;
 };
 
@@ -210,7 +224,8 @@ TEST_F(SessionCommands, ClosingFailsWhatIsInFlightAndQueuedAndDetaches) {
 }
 
 /// A writer that answers journal events only when released, as a slow Redis would.
-caf::behavior slow_event_writer(caf::event_based_actor* self) {
+/// The session sends it nothing else before it is released.
+fake_writer_actor::behavior_type slow_event_writer(fake_writer_actor::pointer self) {
   auto pending = std::make_shared<std::vector<caf::typed_response_promise<write_outcome>>>();
   return {
       [self, pending](event_atom, journal_event&) {
@@ -218,6 +233,11 @@ caf::behavior slow_event_writer(caf::event_based_actor* self) {
         return pending->back();
       },
       [](note_atom, journal_event&) {},
+      [](ingest_atom, packet_job&) {},
+      [](persist_atom, packet_job&) { return write_outcome{}; },
+      [](flush_atom) {},
+      [](retry_atom) {},
+      [](settle_atom) {},
       [pending](release_atom) {
         for (auto& p : *pending) p.deliver(write_outcome{true, false, 0, ""});
         pending->clear();

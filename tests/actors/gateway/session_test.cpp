@@ -34,25 +34,33 @@ struct writer_log {
 // A packet or an identified event waiting for (release_atom, ok): a packet's session
 // is answered with persisted_atom, a request through its promise.
 struct held_write {
-  caf::actor session;
+  session_actor session;
   caf::typed_response_promise<write_outcome> promise;
 };
 
+// The telemetry writer's interface, and (release_atom, ok) for the test.
+using fake_writer_actor = telemetry_writer_actor::extend<caf::reacts_to<release_atom, bool>>;
+
 // Holds every packet and every awaited event until (release_atom, ok) answers them
-// all, in arrival order as the real writer does.
-caf::behavior fake_writer(caf::event_based_actor* self, std::shared_ptr<writer_log> log) {
+// all, in arrival order as the real writer does. Sessions send it nothing else.
+fake_writer_actor::behavior_type fake_writer(fake_writer_actor::pointer self,
+                                             std::shared_ptr<writer_log> log) {
   auto pending = std::make_shared<std::vector<held_write>>();
   return {
       [self, log, pending](ingest_atom, packet_job& job) {
         log->packets.push_back(job);
-        pending->push_back({caf::actor_cast<caf::actor>(self->current_sender()), {}});
+        pending->push_back({caf::actor_cast<session_actor>(self->current_sender()), {}});
       },
       [self, log, pending](event_atom, journal_event& e) {
         log->events.push_back(e);
-        pending->push_back({nullptr, self->make_response_promise<write_outcome>()});
+        pending->push_back({{}, self->make_response_promise<write_outcome>()});
         return pending->back().promise;
       },
       [log](note_atom, journal_event& e) { log->events.push_back(e); },
+      [](persist_atom, packet_job&) { return write_outcome{}; },
+      [](flush_atom) {},
+      [](retry_atom) {},
+      [](settle_atom) {},
       [self, pending](release_atom, bool ok) {
         for (auto& p : *pending) {
           write_outcome o{ok, false, ok ? 1 : 0, ok ? "" : "IO down"};
@@ -107,8 +115,8 @@ class SessionActor : public ::testing::Test {
   std::shared_ptr<writer_log> log = std::make_shared<writer_log>();
   std::shared_ptr<infra::metrics::gateway_counters> counters =
       std::make_shared<infra::metrics::gateway_counters>();
-  caf::actor writer = sys.spawn(fake_writer, log);
-  caf::actor actor;
+  fake_writer_actor writer = sys.spawn(fake_writer, log);
+  session_actor actor;
 };
 
 TEST_F(SessionActor, RepliesToTheHandshakeOnlyAfterTheEventIsWritten) {
@@ -193,11 +201,13 @@ TEST_F(SessionActor, ClosingWithAPacketAtTheWriterGivesBackItsInFlightCount) {
 
 // Sessions share one behaviour and take their messages in their default handler:
 // something no session handles, or a known atom with the wrong elements, is dropped,
-// and the session goes on as before.
+// and the session goes on as before. The session's handle refuses such messages at
+// compile time; an untyped handle to it sends them anyway.
 TEST_F(SessionActor, DropsAMessageItDoesNotKnowAndGoesOn) {
   identify();
-  caf::anon_send(actor, std::string("not for a session"));
-  caf::anon_send(actor, closed_atom::value, 42);
+  const auto untyped = caf::actor_cast<caf::actor>(actor);
+  caf::anon_send(untyped, std::string("not for a session"));
+  caf::anon_send(untyped, closed_atom::value, 42);
   sched.run();
   EXPECT_EQ(counters->sessions_open.load(), 1);
   EXPECT_TRUE(link->closed_with.empty());
@@ -208,7 +218,7 @@ TEST_F(SessionActor, DropsAMessageItDoesNotKnowAndGoesOn) {
 }
 
 // CAF would otherwise take one shared lock, several times a message, on every thread
-// that runs a session (actors/gateway/caf_logger_exit.hpp). Here the deterministic
+// that runs a session (actors/gateway/session_actor_base.hpp). Here the deterministic
 // scheduler runs the session on the test's own thread.
 TEST_F(SessionActor, LeavesCafsLoggerOnTheThreadThatRunsIt) {
   caf::logger::set_current_actor_system(&sys);

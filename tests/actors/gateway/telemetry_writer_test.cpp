@@ -66,10 +66,14 @@ packet_job packet(const std::string& fingerprint, std::size_t records) {
           "8E"};
 }
 
+/// Stands in for a session: told to go, it writes; it hears what a session hears.
+using probe_actor =
+    caf::typed_actor<caf::reacts_to<go_atom>, caf::reacts_to<persisted_atom, write_outcome>>;
+
 /// Sends, on (go_atom), three packets, a plain event and an event as a request, as a
 /// session does; records every answer it gets.
-caf::behavior session_probe(caf::event_based_actor* self, caf::actor writer,
-                            std::shared_ptr<heard> log) {
+probe_actor::behavior_type session_probe(probe_actor::pointer self, telemetry_writer_actor writer,
+                                         std::shared_ptr<heard> log) {
   return {
       [=](go_atom) {
         self->send(writer, ingest_atom::value, packet("a", 2));
@@ -98,11 +102,11 @@ class TelemetryWriter : public ::testing::Test {
   }
   /// A writer that lingers 1 ms for a batch of up to `max_batch` writes, started with
   /// every other actor, so that each run_once that follows is this writer's.
-  caf::actor lingering_writer(std::size_t max_batch = writer_config{}.max_batch) {
+  telemetry_writer_actor lingering_writer(std::size_t max_batch = writer_config{}.max_batch) {
     writer_config config = answering_at_once();
     config.linger = std::chrono::microseconds{1000};
     config.max_batch = max_batch;
-    caf::actor lingering = sys.spawn(telemetry_writer, config, store, 1, counters);
+    telemetry_writer_actor lingering = sys.spawn(telemetry_writer, config, store, 1, counters);
     sched.run();
     return lingering;
   }
@@ -121,20 +125,22 @@ class TelemetryWriter : public ::testing::Test {
     c.persist_retry = std::chrono::milliseconds{0};
     return c;
   }
-  caf::actor writer = sys.spawn(telemetry_writer, answering_at_once(), store, 0, counters);
+  telemetry_writer_actor writer =
+      sys.spawn(telemetry_writer, answering_at_once(), store, 0, counters);
   /// A writer that holds writes safe to send again for `persist_retry`, trying every
   /// millisecond, and a device probe on it; both started.
-  std::pair<caf::actor, caf::actor> holding_writer(std::chrono::milliseconds persist_retry) {
+  std::pair<telemetry_writer_actor, probe_actor> holding_writer(
+      std::chrono::milliseconds persist_retry) {
     writer_config config;
     config.persist_retry = persist_retry;
     config.retry_delay = std::chrono::milliseconds{1};
-    caf::actor holding = sys.spawn(telemetry_writer, config, store, 2, counters);
-    caf::actor device = sys.spawn(session_probe, holding, log);
+    telemetry_writer_actor holding = sys.spawn(telemetry_writer, config, store, 2, counters);
+    probe_actor device = sys.spawn(session_probe, holding, log);
     sched.run();
     return {holding, device};
   }
   std::shared_ptr<heard> log = std::make_shared<heard>();
-  caf::actor probe = sys.spawn(session_probe, writer, log);
+  probe_actor probe = sys.spawn(session_probe, writer, log);
 };
 
 // Everything in the mailbox goes in one batch, in arrival order; each packet is
@@ -160,7 +166,7 @@ TEST_F(TelemetryWriter, AnswersEachPacketInOrderAndThePlainEventNotAtAll) {
 }
 
 // A writer resumed for every batch would otherwise take CAF's logger lock each time
-// (actors/gateway/caf_logger_exit.hpp); here it runs on the test's own thread.
+// (actors/gateway/session_actor_base.hpp); here it runs on the test's own thread.
 TEST_F(TelemetryWriter, LeavesCafsLoggerOnTheThreadThatRunsIt) {
   caf::logger::set_current_actor_system(&sys);
   ASSERT_NE(caf::logger::current_logger(), nullptr);
@@ -174,7 +180,7 @@ TEST_F(TelemetryWriter, LeavesCafsLoggerOnTheThreadThatRunsIt) {
 // batch reaches the store at once.
 TEST_F(TelemetryWriter, OpsOfOneFailedClusterMasterFailAloneAndTheWriterGoesOn) {
   store->lost_imei = "356307042441013";  // every packet of the probe
-  auto other = sys.spawn([this](caf::event_based_actor* self) -> caf::behavior {
+  auto other = sys.spawn([this](probe_actor::pointer self) -> probe_actor::behavior_type {
     return {
         [this, self](go_atom) {
           packet_job p = packet("b", 1);
@@ -286,7 +292,7 @@ TEST_F(TelemetryWriter, AHeldWriteIsAnsweredAsFailedWhenItsTimeIsUp) {
 // that arrives while that flush sleeps would be: the flush it sends itself after the
 // linger queues behind the packet, and both go to Redis in one batch.
 TEST_F(TelemetryWriter, ALingeringBatchTakesTheWritesThatArriveMeanwhile) {
-  caf::actor patient = lingering_writer();
+  telemetry_writer_actor patient = lingering_writer();
   caf::anon_send(patient, ingest_atom::value, packet("first", 1));
   sched.run_once();  // takes the packet and queues its flush
   caf::anon_send(patient, ingest_atom::value, packet("second", 1));
@@ -300,7 +306,7 @@ TEST_F(TelemetryWriter, ALingeringBatchTakesTheWritesThatArriveMeanwhile) {
 
 // A full batch does not linger: the write that fills it sends it.
 TEST_F(TelemetryWriter, AFullBatchGoesWithoutLingering) {
-  caf::actor patient = lingering_writer(2);
+  telemetry_writer_actor patient = lingering_writer(2);
   caf::anon_send(patient, ingest_atom::value, packet("first", 1));
   caf::anon_send(patient, ingest_atom::value, packet("second", 1));
   sched.run_once();  // takes the first packet and queues a flush
@@ -315,7 +321,7 @@ TEST_F(TelemetryWriter, AFullBatchGoesWithoutLingering) {
 // A writer that found Redis down does not linger: while it backs off it answers at
 // once, and its first try after the backoff goes at once too, alone.
 TEST_F(TelemetryWriter, AWriterThatFoundRedisDownDoesNotLinger) {
-  caf::actor patient = lingering_writer();
+  telemetry_writer_actor patient = lingering_writer();
   store->failing = true;
   caf::anon_send(patient, ingest_atom::value, packet("lost", 1));
   sched.run();

@@ -27,7 +27,7 @@ class RegistryActor : public ::testing::Test {
     auto store = std::make_shared<infra::registry::redis_registry_store>(
         infra::redis::connection::options{backend.endpoint(), 1000ms, 5000ms, "test"}, "A",
         backend.shards());
-    actor = sys.spawn(registry_actor, registry_config{}, store, counters);
+    actor = sys.spawn(registry, registry_config{}, store, counters);
     sched.run_once();  // the first heartbeat
   }
   ~RegistryActor() override {
@@ -54,7 +54,7 @@ class RegistryActor : public ::testing::Test {
   caf::actor_system sys{cfg};
   caf::scheduler::test_coordinator& sched =
       dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
-  caf::actor actor;
+  registry_actor actor;
 };
 
 TEST_F(RegistryActor, RegistersAndUnregistersADevice) {

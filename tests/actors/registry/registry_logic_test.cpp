@@ -26,24 +26,25 @@ struct test_config : caf::actor_system_config {
 class RegistryLogic : public ::testing::Test {
  protected:
   ~RegistryLogic() override {
-    for (const caf::actor& a : spawned) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    for (const auto& a : registries) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    for (const auto& a : janitors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     sched.run();
   }
-  caf::actor start_registry(const std::string& instance) {
-    spawned.push_back(sys.spawn(registry_actor, config, store(instance), counters));
+  registry_actor start_registry(const std::string& instance) {
+    registries.push_back(sys.spawn(registry, config, store(instance), counters));
     sched.run();  // the first heartbeat
-    return spawned.back();
+    return registries.back();
   }
-  caf::actor start_janitor(const std::string& instance) {
-    spawned.push_back(sys.spawn(janitor_actor, janitor_config{}, store(instance), counters,
-                                std::shared_ptr<infra::commands::command_store>()));
+  janitor_actor start_janitor(const std::string& instance) {
+    janitors.push_back(sys.spawn(janitor, janitor_config{}, store(instance), counters,
+                                 std::shared_ptr<infra::commands::command_store>()));
     sched.run();
-    return spawned.back();
+    return janitors.back();
   }
   std::shared_ptr<test::fake_registry_store> store(const std::string& instance) {
     return std::make_shared<test::fake_registry_store>(world, instance);
   }
-  void tell(const caf::actor& a, bool registering, const char* imei) {
+  void tell(const registry_actor& a, bool registering, const char* imei) {
     if (registering)
       caf::anon_send(a, register_atom::value, std::string(imei));
     else
@@ -64,12 +65,13 @@ class RegistryLogic : public ::testing::Test {
   caf::actor_system sys{cfg};
   caf::scheduler::test_coordinator& sched =
       dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
-  std::vector<caf::actor> spawned;
+  std::vector<registry_actor> registries;
+  std::vector<janitor_actor> janitors;
 };
 
 TEST_F(RegistryLogic, DevicesRegisteredDuringAnOutageAreWrittenOnceTheStoreAnswers) {
   world->down = true;
-  const caf::actor a = start_registry("A");
+  const registry_actor a = start_registry("A");
   tell(a, true, imei_1);
   tell(a, true, imei_2);
   EXPECT_EQ(world->owner_of(imei_1), "(nil)");
@@ -87,7 +89,7 @@ TEST_F(RegistryLogic, DevicesRegisteredDuringAnOutageAreWrittenOnceTheStoreAnswe
 }
 
 TEST_F(RegistryLogic, ALapsedHeartbeatPutsBackWhatTheJanitorEvictedButNotALiveInstancesDevice) {
-  const caf::actor a = start_registry("A");
+  const registry_actor a = start_registry("A");
   tell(a, true, imei_1);
   tell(a, true, imei_2);
   // A's heartbeat lapses (a long pause); meanwhile device 1 reconnects to B, and B's
@@ -107,7 +109,7 @@ TEST_F(RegistryLogic, ALapsedHeartbeatPutsBackWhatTheJanitorEvictedButNotALiveIn
 }
 
 TEST_F(RegistryLogic, ADeviceWhoseEntryAStaleSessionDeletedIsPutBackAtTheNextBeat) {
-  const caf::actor a = start_registry("A");
+  const registry_actor a = start_registry("A");
   tell(a, true, imei_1);
   // B still had a session of the device: it registers it (A's index loses it), then
   // the stale session closes and deletes the entry. The device is connected to A.
@@ -124,7 +126,7 @@ TEST_F(RegistryLogic, ADeviceWhoseEntryAStaleSessionDeletedIsPutBackAtTheNextBea
 }
 
 TEST_F(RegistryLogic, AnotherSessionOfTheSameDeviceKeepsItsEntryWhenTheOldOneLeaves) {
-  const caf::actor a = start_registry("A");
+  const registry_actor a = start_registry("A");
   tell(a, true, imei_1);
   tell(a, true, imei_1);  // the device reconnected before its old connection closed
   tell(a, false, imei_1);
@@ -135,7 +137,7 @@ TEST_F(RegistryLogic, AnotherSessionOfTheSameDeviceKeepsItsEntryWhenTheOldOneLea
 }
 
 TEST_F(RegistryLogic, AnUnregisterThatFailsIsCountedAndTheDeviceIsNoLongerHeld) {
-  const caf::actor a = start_registry("A");
+  const registry_actor a = start_registry("A");
   tell(a, true, imei_1);
   world->down = true;
   tell(a, false, imei_1);
@@ -150,7 +152,7 @@ TEST_F(RegistryLogic, TheJanitorEvictsOnlyWhatADeadInstanceStillHolds) {
   ASSERT_TRUE(b->heartbeat(90s, error));
   ASSERT_TRUE(b->register_device(imei_1, error));
   ASSERT_TRUE(b->register_device(imei_2, error));
-  const caf::actor a = start_registry("A");
+  const registry_actor a = start_registry("A");
   tell(a, true, imei_2);  // device 2 moved to A
   start_janitor("A");
   world->heartbeats.erase("B");  // B died

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <string>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/batching_atoms.hpp"
+#include "actors/commands/command_messages.hpp"
+
+/// The interfaces of the outbound-command actors: a handle of one of these types takes
+/// only the messages its interface names. Sessions take their commands through the
+/// session interface (actors/gateway/gateway_actors.hpp).
+namespace tgw::actors::commands {
+
+/// The stream reader (command_reader.hpp).
+using command_reader_actor = caf::typed_actor<
+    // Its loop, sent to itself: one XREADGROUP round on its own connection.
+    caf::reacts_to<read_atom>>;
+
+/// The responder (command_responder.hpp).
+using command_responder_actor = caf::typed_actor<
+    // A session resolved a command: publish the terminal response with its journal
+    // event and the XACK.
+    caf::reacts_to<resolve_atom, infra::commands::command_entry, infra::commands::resolution>,
+    // Sent to itself behind the resolutions already queued: publish them in one round
+    // trip.
+    caf::reacts_to<flush_atom>,
+    // Its timer: look whether the failure spell has settled.
+    caf::reacts_to<settle_atom>,
+    // Its timer: the backoff is over; publish again what Redis refused.
+    caf::reacts_to<retry_atom>,
+    // A device connected: move its offline queue into this instance's stream.
+    caf::reacts_to<drain_off_atom, std::string>,
+    // At shutdown: answered once everything sent before it is handled; true when
+    // nothing is left unpublished.
+    caf::replies_to<sync_atom>::with<bool>>;
+
+}  // namespace tgw::actors::commands
