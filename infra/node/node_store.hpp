@@ -55,6 +55,8 @@ class node_store {
   /// Pushes `count` messages if `id` holds the lease at `epoch`.
   virtual emit_result emit(const std::string& id, std::int64_t epoch, int count) = 0;
   /// Moves the next message into this node's processing list, waiting up to `wait`.
+  /// Called with nothing in hand: when the queue stays empty, what the processing list
+  /// still holds is an earlier incarnation's, and goes back to the queue.
   virtual std::optional<std::string> take(const std::string& id,
                                           std::chrono::milliseconds wait) = 0;
   /// Finishes a message taken by `id`: handled, or failed into the error list.

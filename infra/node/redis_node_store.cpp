@@ -94,9 +94,17 @@ std::optional<std::string> redis_node_store::take(const std::string& id,
                                                   std::chrono::milliseconds wait) {
   // BLMOVE takes seconds with decimals; the connection's socket timeout must exceed it.
   const std::string seconds = std::to_string(static_cast<double>(wait.count()) / 1000.0);
-  const redis::value v = call(
-      {"BLMOVE", key(keys::queue), key(keys::processing_prefix) + id, "RIGHT", "LEFT", seconds});
+  const std::string processing = key(keys::processing_prefix) + id;
+  const redis::value v = call({"BLMOVE", key(keys::queue), processing, "RIGHT", "LEFT", seconds});
   if (v.is_string()) return v.text;
+  if (v.is_nil()) {
+    // The queue stayed empty, and the caller holds nothing while it takes: whatever this
+    // node's processing list holds belongs to no one here. It happens when the server
+    // served a killed incarnation's blocked BLMOVE after this one had joined (and
+    // returned the list): nobody else returns a live node's messages, so they go back.
+    while (call({"LMOVE", processing, key(keys::queue), "LEFT", "RIGHT"}).is_string()) {
+    }
+  }
   return std::nullopt;
 }
 

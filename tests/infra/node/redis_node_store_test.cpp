@@ -147,6 +147,29 @@ TEST_F(RedisNodeStore, ARestartUnderTheSameIdReturnsWhatTheKilledOneHeld) {
   EXPECT_EQ(*retaken, *taken);
 }
 
+// A killed incarnation's blocked BLMOVE served after the restarted one joined puts a
+// message in the live node's processing list that nobody holds; the node returns it
+// to the queue the first time it finds the queue empty.
+TEST_F(RedisNodeStore, AMessageServedToAKilledIncarnationAfterTheRestartGoesBack) {
+  auto a = store();
+  auto b = store();
+  ASSERT_TRUE(a->join("a"));
+  ASSERT_TRUE(b->join("b"));
+  ASSERT_TRUE(a->emit("a", 1, 1).accepted());
+  auto b_again = store();
+  ASSERT_TRUE(b_again->join("b"));
+  // What the server does for the dead client's BLMOVE, after the join.
+  ASSERT_TRUE(
+      redis.command({"LMOVE", k(keys::queue), k(keys::processing_prefix) + "b", "RIGHT", "LEFT"})
+          .is_string());
+  EXPECT_FALSE(b_again->take("b", 100ms).has_value());
+  EXPECT_EQ(redis.command({"LLEN", k(keys::queue)}).integer, 1);
+  EXPECT_EQ(redis.command({"LLEN", k(keys::processing_prefix) + "b"}).integer, 0);
+  const auto taken = b_again->take("b", 100ms);
+  ASSERT_TRUE(taken);
+  EXPECT_TRUE(b_again->complete("b", *taken, false, "").accepted);
+}
+
 TEST_F(RedisNodeStore, APausedEmitterEmitsNothingAfterWakingUp) {
   auto a = store();
   auto b = store();
