@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <span>
 
-#include "infra/redis/cluster_connection.hpp"
+#include "infra/redis/cluster_client.hpp"
 #include "infra/redis/key_slot.hpp"
 #include "infra/telemetry/gateway_library.hpp"
 
@@ -180,7 +180,7 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
   // One round trip per master: a single node is one master; on a cluster each master
   // gets the calls of the shards it serves, and one WAIT after them on its own
   // connection, so the WAIT follows exactly the writes it confirms.
-  redis::cluster_connection* cluster = conn_.cluster();
+  redis::cluster_client* cluster = conn_.cluster();
   // A map reloaded while grouping (a slot found without a master) renumbers the
   // masters: group again on the new map.
   for (int pass = 0; pass < 2; ++pass) {
@@ -215,7 +215,7 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
 }
 
 void redis_telemetry_store::group_all(const std::vector<write_op>& ops,
-                                      redis::cluster_connection* cluster,
+                                      redis::cluster_client* cluster,
                                       std::vector<write_outcome>& out) {
   groups_used_ = 0;
   for (std::uint32_t shard = 0; shard + 1 < bounds_.size(); ++shard) {
@@ -264,7 +264,7 @@ bool redis_telemetry_store::finish_group(group& g, std::vector<write_outcome>& o
   return false;
 }
 
-void redis_telemetry_store::send_group(group& g, redis::cluster_connection* cluster) {
+void redis_telemetry_store::send_group(group& g, redis::cluster_client* cluster) {
   g.sent = false;
   g.written = cluster != nullptr
                   ? cluster->send_encoded_to(g.master, g.encoded.bytes(), g.send_error, g.sent)
@@ -273,7 +273,7 @@ void redis_telemetry_store::send_group(group& g, redis::cluster_connection* clus
   if (cluster == nullptr) g.sent = true;
 }
 
-void redis_telemetry_store::receive_group(group& g, redis::cluster_connection* cluster) {
+void redis_telemetry_store::receive_group(group& g, redis::cluster_client* cluster) {
   if (g.calls.empty()) return;
   const std::size_t count = g.encoded.commands();
   if (!g.written)
@@ -284,7 +284,7 @@ void redis_telemetry_store::receive_group(group& g, redis::cluster_connection* c
 }
 
 void redis_telemetry_store::settle_group(const group& g, const std::vector<write_op>& ops,
-                                         redis::cluster_connection* cluster,
+                                         redis::cluster_client* cluster,
                                          std::vector<write_outcome>& out) {
   const std::vector<redis::value>& replies = g.replies;
   const bool sent = g.sent;

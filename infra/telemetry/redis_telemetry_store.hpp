@@ -74,17 +74,17 @@ class redis_telemetry_store final : public telemetry_store {
   };
   group& group_for(std::size_t master);
   // Puts every shard's calls in the group of the master that serves it.
-  void group_all(const std::vector<write_op>& ops, redis::cluster_connection* cluster,
+  void group_all(const std::vector<write_op>& ops, redis::cluster_client* cluster,
                  std::vector<write_outcome>& out);
   // Adds the WAIT to a group's calls; false (its ops failed) if the encoding is wrong.
   bool finish_group(group& g, std::vector<write_outcome>& out);
   // Writes a group's pipeline to its master without reading the replies.
-  void send_group(group& g, redis::cluster_connection* cluster);
+  void send_group(group& g, redis::cluster_client* cluster);
   // Reads the replies of what send_group() wrote.
-  void receive_group(group& g, redis::cluster_connection* cluster);
+  void receive_group(group& g, redis::cluster_client* cluster);
   // The outcomes of a group's ops from its replies.
   void settle_group(const group& g, const std::vector<write_op>& ops,
-                    redis::cluster_connection* cluster, std::vector<write_outcome>& out);
+                    redis::cluster_client* cluster, std::vector<write_outcome>& out);
   // The slot every key of `shard` hashes to (its hash tag's).
   std::uint16_t slot_of_shard(std::uint32_t shard);
   void fail_shard(std::uint32_t shard, const std::string& why, bool retryable,

@@ -6,7 +6,7 @@
 #include <array>
 #include <string_view>
 
-#include "infra/redis/cluster_connection.hpp"
+#include "infra/redis/cluster_client.hpp"
 #include "infra/redis/cluster_slots.hpp"
 #include "infra/redis/command_keys.hpp"
 #include "infra/redis/key_slot.hpp"

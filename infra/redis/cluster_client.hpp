@@ -8,52 +8,62 @@
 #include <string_view>
 #include <vector>
 
+#include "infra/redis/client.hpp"
 #include "infra/redis/cluster_slots.hpp"
-#include "infra/redis/connection.hpp"
+#include "infra/redis/server_link.hpp"
 
 namespace tgw::infra::redis {
 
-/// A connection to a Redis Cluster: a connection to each master, the slot map, and
-/// the routing of each command to the master of its key's slot.
+/// A client of a Redis Cluster (redis+cluster://): a link to each master, the slot map,
+/// and the routing of each command to the master of its key's slot.
 ///
 /// Why not a library: hiredis 0.14 has no cluster support, and no maintained C or C++
 /// cluster client is packaged for this Debian. What tgw needs is small: the slot of a
 /// key, the map from CLUSTER SHARDS, MOVED and ASK, and finding the new master after a
-/// failover. It lives here, on top of `connection`, with its own tests against a real
-/// cluster.
+/// failover. It lives here, on server_link like the other clients, with its own tests
+/// against a real cluster.
 ///
-/// Like `connection`, it belongs to one thread and never throws. A command is sent at
+/// Like every client, it belongs to one thread and never throws. A command is sent at
 /// most once: after an IO error on an established connection the map is reloaded, so
 /// that the next command finds a promoted replica, but the failed command is not
 /// repeated, since it may have run. A command that could not be sent at all (the
 /// master does not accept connections) is sent again to the master the reloaded map
 /// names. MOVED updates the slot's owner and follows; ASK is followed once with ASKING.
-class cluster_connection {
+class cluster_client final : public client {
  public:
   /// How long a master that refused a connection is left alone.
   static constexpr std::chrono::milliseconds rest_after_refusal{250};
 
-  explicit cluster_connection(connection::options opts);
-  ~cluster_connection();
-  cluster_connection(const cluster_connection&) = delete;
-  cluster_connection& operator=(const cluster_connection&) = delete;
+  explicit cluster_client(client_options opts);
+  ~cluster_client() override;
+  cluster_client(const cluster_client&) = delete;
+  cluster_client& operator=(const cluster_client&) = delete;
 
   /// Loads the slot map unless loaded. False with `error` set when no seed answers,
   /// a seed is not a cluster node, or the map has slots without a master.
-  bool ensure_connected(std::string& error);
-  [[nodiscard]] bool connected() const noexcept { return table_.has_value(); }
-  void disconnect() noexcept;
+  bool ensure_connected(std::string& error) override;
+  [[nodiscard]] bool connected() const noexcept override { return table_.has_value(); }
+  void disconnect() noexcept override;
 
-  value command(std::span<const std::string_view> argv);
+  value command(std::span<const std::string_view> argv) override;
   /// Each command goes to its master; commands for one master travel in one round trip.
-  std::vector<value> pipeline(const std::vector<std::vector<std::string>>& commands);
+  std::vector<value> pipeline(const std::vector<std::vector<std::string>>& commands) override;
+  /// Bytes for several masters cannot be routed without reading them back: a caller on
+  /// a cluster builds each master's pipeline (master_of, pipeline_encoded_to), as the
+  /// telemetry writer does. These three answer with an error.
+  std::vector<value> pipeline_encoded(std::string_view commands, std::size_t count) override;
+  bool send_encoded(std::string_view commands, std::string& error) override;
+  std::vector<value> receive_replies(std::size_t count) override;
 
-  [[nodiscard]] std::string server() const;
+  [[nodiscard]] std::string server() const override;
+  [[nodiscard]] cluster_client* cluster() noexcept override { return this; }
+  /// The masters of the current map (loading it first; 0 when it cannot be loaded).
+  std::size_t master_count() override;
   /// The masters of the current map (empty before the first load).
   [[nodiscard]] std::vector<host_port> masters() const;
   /// Runs `argv` on master `index` of the current map, for commands whose state is a
   /// node's own (a SCAN cursor). An error when there is no such master.
-  value command_on_master(std::size_t index, std::span<const std::string_view> argv);
+  value command_on_master(std::size_t index, std::span<const std::string_view> argv) override;
 
   /// For a caller that builds each master's pipeline itself (the telemetry writer): the
   /// master that serves `slot` in the current map (loading it first), or nullopt when
@@ -87,7 +97,9 @@ class cluster_connection {
 
  private:
   bool refresh(std::string& error);
-  connection& node(std::size_t index);
+  server_link& node(std::size_t index);
+  /// Opens master `index`'s link unless open.
+  bool open_node(std::size_t index, std::string& error);
   std::optional<std::size_t> target_of(std::span<const std::string_view> argv, std::uint16_t& slot,
                                        bool& keyed);
   value send_to_slot(std::uint16_t slot, std::span<const std::string_view> argv);
@@ -95,15 +107,15 @@ class cluster_connection {
   value follow_ask(const redirect& r, std::span<const std::string_view> argv);
   value to_every_master(std::span<const std::string_view> argv);
 
-  connection::options opts_;
+  client_options opts_;
   std::optional<slot_table> table_;
   /// Connects to master `index` unless it refused a connection less than
   /// `rest_after_refusal` ago; false with `error` then or when the connect fails.
   bool reach(std::size_t index, std::string& error);
 
   std::uint64_t generation_ = 0;
-  std::vector<std::unique_ptr<connection>> nodes_;  ///< Parallel to table_->masters.
-  std::size_t last_ = 0;                            ///< Master of the last keyed command.
+  std::vector<std::unique_ptr<server_link>> nodes_;  ///< Parallel to table_->masters.
+  std::size_t last_ = 0;                             ///< Master of the last keyed command.
   /// Masters that refused a connection, when, and why. Until a replica replaces a dead
   /// master, each command for its slots would try again; while it rests they fail at
   /// once, so the commands for the other masters are not held up by connect attempts.

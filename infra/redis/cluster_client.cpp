@@ -1,4 +1,4 @@
-#include "infra/redis/cluster_connection.hpp"
+#include "infra/redis/cluster_client.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -38,29 +38,45 @@ bool is_wait(const std::vector<std::string>& argv) {
   return !argv.empty() && same_name(argv.front(), "WAIT");
 }
 
-}  // namespace
-
-cluster_connection::cluster_connection(connection::options opts) : opts_(std::move(opts)) {}
-
-cluster_connection::~cluster_connection() = default;
-
-void cluster_connection::disconnect() noexcept {
-  for (auto& n : nodes_)
-    if (n) n->disconnect();
+// A master's address with the login of the cluster's URL (a cluster has database 0
+// only).
+endpoint node_endpoint(const endpoint& cluster, const host_port& at) {
+  endpoint e = cluster;
+  e.cluster_nodes.clear();
+  e.host = at.host;
+  e.port = at.port;
+  e.db = 0;
+  return e;
 }
 
-std::string cluster_connection::server() const {
+value not_for_a_cluster() {
+  return value::make_error(
+      "ERR an encoded pipeline on a cluster goes to one master: use "
+      "cluster_client::pipeline_encoded_to");
+}
+
+}  // namespace
+
+cluster_client::cluster_client(client_options opts) : opts_(std::move(opts)) {}
+
+cluster_client::~cluster_client() = default;
+
+void cluster_client::disconnect() noexcept {
+  for (auto& n : nodes_)
+    if (n) n->close();
+}
+
+std::string cluster_client::server() const {
   std::string out = "cluster";
   if (table_) out += " of " + std::to_string(table_->masters.size()) + " masters";
   return out + " (" + opts_.where.describe() + ")";
 }
 
-std::vector<host_port> cluster_connection::masters() const {
+std::vector<host_port> cluster_client::masters() const {
   return table_ ? table_->masters : std::vector<host_port>{};
 }
 
-value cluster_connection::command_on_master(std::size_t index,
-                                            std::span<const std::string_view> argv) {
+value cluster_client::command_on_master(std::size_t index, std::span<const std::string_view> argv) {
   std::string error;
   if (!ensure_connected(error)) return value::make_error("IO " + error);
   if (index >= table_->masters.size())
@@ -69,7 +85,7 @@ value cluster_connection::command_on_master(std::size_t index,
   return send_to(index, argv, sent);
 }
 
-std::optional<std::size_t> cluster_connection::master_of(std::uint16_t slot) {
+std::optional<std::size_t> cluster_client::master_of(std::uint16_t slot) {
   std::string error;
   if (!ensure_connected(error)) return std::nullopt;
   std::int32_t owner = table_->owner[slot];
@@ -83,14 +99,13 @@ std::optional<std::size_t> cluster_connection::master_of(std::uint16_t slot) {
   return static_cast<std::size_t>(owner);
 }
 
-std::string cluster_connection::master_address(std::size_t index) const {
+std::string cluster_client::master_address(std::size_t index) const {
   return table_ && index < table_->masters.size() ? address_text(table_->masters[index])
                                                   : std::string("(no master)");
 }
 
-std::vector<value> cluster_connection::pipeline_encoded_to(std::size_t index,
-                                                           std::string_view commands,
-                                                           std::size_t count, bool& sent) {
+std::vector<value> cluster_client::pipeline_encoded_to(std::size_t index, std::string_view commands,
+                                                       std::size_t count, bool& sent) {
   std::string error;
   if (!send_encoded_to(index, commands, error, sent)) {
     if (!sent) {
@@ -102,8 +117,8 @@ std::vector<value> cluster_connection::pipeline_encoded_to(std::size_t index,
   return receive_from(index, count);
 }
 
-bool cluster_connection::send_encoded_to(std::size_t index, std::string_view commands,
-                                         std::string& error, bool& sent) {
+bool cluster_client::send_encoded_to(std::size_t index, std::string_view commands,
+                                     std::string& error, bool& sent) {
   sent = false;
   if (!table_ || index >= table_->masters.size()) {
     error = "IO no such master in the map";
@@ -120,11 +135,11 @@ bool cluster_connection::send_encoded_to(std::size_t index, std::string_view com
   return node(index).send_encoded(commands, error);
 }
 
-std::vector<value> cluster_connection::receive_from(std::size_t index, std::size_t count) {
+std::vector<value> cluster_client::receive_from(std::size_t index, std::size_t count) {
   return node(index).receive_replies(count);
 }
 
-void cluster_connection::learn(const value& reply) {
+void cluster_client::learn(const value& reply) {
   if (!table_) return;
   if (const std::optional<redirect> r = parse_redirect(reply); r && !r->ask) {
     table_->owner[r->slot] = static_cast<std::int32_t>(table_->index_of(r->to));
@@ -135,24 +150,26 @@ void cluster_connection::learn(const value& reply) {
   }
 }
 
-bool cluster_connection::ensure_connected(std::string& error) {
+bool cluster_client::ensure_connected(std::string& error) {
   return table_.has_value() || refresh(error);
 }
 
-connection& cluster_connection::node(std::size_t index) {
-  if (!nodes_[index]) {
-    connection::options o = opts_;
-    o.where.cluster_nodes.clear();
-    o.where.host = table_->masters[index].host;
-    o.where.port = table_->masters[index].port;
-    o.where.db = 0;
-    nodes_[index] = std::make_unique<connection>(std::move(o));
-  }
+server_link& cluster_client::node(std::size_t index) {
+  if (!nodes_[index])
+    nodes_[index] = std::make_unique<server_link>(
+        server_link::settings{opts_.connect_timeout, opts_.io_timeout, opts_.client_name});
   return *nodes_[index];
 }
 
+bool cluster_client::open_node(std::size_t index, std::string& error) {
+  server_link& link = node(index);
+  if (link.is_open()) return true;
+  const endpoint at = node_endpoint(opts_.where, table_->masters[index]);
+  return link.open(at, at.describe(), error);
+}
+
 // Asks the known masters first, then the seeds of the URL, and takes the first map.
-bool cluster_connection::refresh(std::string& error) {
+bool cluster_client::refresh(std::string& error) {
   std::vector<host_port> ask;
   if (table_) ask = table_->masters;
   ask.insert(ask.end(), opts_.where.cluster_nodes.begin(), opts_.where.cluster_nodes.end());
@@ -164,14 +181,12 @@ bool cluster_connection::refresh(std::string& error) {
           return r.at == at && now - r.when < rest_after_refusal;
         }))
       continue;
-    connection::options o = opts_;
-    o.where.cluster_nodes.clear();
-    o.where.host = at.host;
-    o.where.port = at.port;
-    o.where.db = 0;
-    o.client_name.clear();
-    connection asking(std::move(o));
-    const value reply = asking.command({"CLUSTER", "SHARDS"});
+    server_link asking({opts_.connect_timeout, opts_.io_timeout, ""});
+    const endpoint node_at = node_endpoint(opts_.where, at);
+    std::string unreachable;
+    const value reply = asking.open(node_at, node_at.describe(), unreachable)
+                            ? asking.command({"CLUSTER", "SHARDS"})
+                            : value::make_error("IO " + unreachable);
     std::string why;
     if (reply.is_error() && reply.text.find("cluster support disabled") != std::string::npos) {
       error = address_text(at) +
@@ -191,7 +206,7 @@ bool cluster_connection::refresh(std::string& error) {
                std::to_string(table->owner.size() - table->covered) + " slots without a master";
     }
     // Keep the connections of masters that stay.
-    std::vector<std::unique_ptr<connection>> kept(table->masters.size());
+    std::vector<std::unique_ptr<server_link>> kept(table->masters.size());
     if (table_)
       for (std::size_t i = 0; i < table_->masters.size() && i < nodes_.size(); ++i)
         for (std::size_t j = 0; j < table->masters.size(); ++j)
@@ -210,7 +225,7 @@ bool cluster_connection::refresh(std::string& error) {
   return false;
 }
 
-bool cluster_connection::reach(std::size_t index, std::string& error) {
+bool cluster_client::reach(std::size_t index, std::string& error) {
   const host_port& at = table_->masters[index];
   const auto now = std::chrono::steady_clock::now();
   std::erase_if(refused_, [&](const refusal& r) { return now - r.when >= rest_after_refusal; });
@@ -220,14 +235,14 @@ bool cluster_connection::reach(std::size_t index, std::string& error) {
     error = resting->why;
     return false;
   }
-  if (node(index).ensure_connected(error)) return true;
+  if (open_node(index, error)) return true;
   refused_.push_back({at, now, error});
   return false;
 }
 
-value cluster_connection::send_to(std::size_t index, std::span<const std::string_view> argv,
-                                  bool& sent) {
-  connection& n = node(index);
+value cluster_client::send_to(std::size_t index, std::span<const std::string_view> argv,
+                              bool& sent) {
+  server_link& n = node(index);
   std::string error;
   sent = false;
   if (!reach(index, error)) {
@@ -246,16 +261,18 @@ value cluster_connection::send_to(std::size_t index, std::span<const std::string
   return v;
 }
 
-value cluster_connection::follow_ask(const redirect& r, std::span<const std::string_view> argv) {
+value cluster_client::follow_ask(const redirect& r, std::span<const std::string_view> argv) {
   const std::size_t index = table_->index_of(r.to);
   if (nodes_.size() < table_->masters.size()) nodes_.resize(table_->masters.size());
-  connection& n = node(index);
+  std::string error;
+  if (!open_node(index, error)) return value::make_error("IO " + error);
+  server_link& n = node(index);
   std::vector<std::vector<std::string>> both = {{"ASKING"}, {argv.begin(), argv.end()}};
   std::vector<value> replies = n.pipeline(both);
   return replies.size() == 2 ? replies[1] : value::make_error("IO no reply to ASKING");
 }
 
-value cluster_connection::send_to_slot(std::uint16_t slot, std::span<const std::string_view> argv) {
+value cluster_client::send_to_slot(std::uint16_t slot, std::span<const std::string_view> argv) {
   bool reloaded = false;
   for (int attempt = 0; attempt <= max_redirects; ++attempt) {
     std::int32_t owner = table_->owner[slot];
@@ -301,7 +318,7 @@ value cluster_connection::send_to_slot(std::uint16_t slot, std::span<const std::
   return value::make_error("CLUSTER too many redirections for slot " + std::to_string(slot));
 }
 
-value cluster_connection::to_every_master(std::span<const std::string_view> argv) {
+value cluster_client::to_every_master(std::span<const std::string_view> argv) {
   // Loading a library may skip a master that does not answer: Redis replicates the
   // library to its replicas, so the replica that replaces a dead master has it. Any
   // other command (FLUSHALL) must reach every master.
@@ -327,7 +344,7 @@ value cluster_connection::to_every_master(std::span<const std::string_view> argv
   return first ? std::move(*first) : unanswered;
 }
 
-value cluster_connection::command(std::span<const std::string_view> argv) {
+value cluster_client::command(std::span<const std::string_view> argv) {
   std::string error;
   if (!ensure_connected(error)) return value::make_error("IO " + error);
   const command_target target = route_of(argv);
@@ -343,8 +360,7 @@ value cluster_connection::command(std::span<const std::string_view> argv) {
   return send_to(last_ < table_->masters.size() ? last_ : 0, argv, sent);
 }
 
-std::vector<value> cluster_connection::pipeline(
-    const std::vector<std::vector<std::string>>& commands) {
+std::vector<value> cluster_client::pipeline(const std::vector<std::vector<std::string>>& commands) {
   std::vector<value> replies(commands.size());
   std::string error;
   if (!ensure_connected(error)) {
@@ -378,7 +394,7 @@ std::vector<value> cluster_connection::pipeline(
   std::vector<std::pair<host_port, std::string>> unreachable;
   for (std::size_t m = 0; m < by_master.size(); ++m) {
     if (by_master[m].empty()) continue;
-    connection& n = node(m);
+    server_link& n = node(m);
     std::string why;
     if (!reach(m, why)) {
       unreachable.emplace_back(table_->masters[m], "IO " + why);
@@ -446,6 +462,24 @@ std::vector<value> cluster_connection::pipeline(
     replies[i] = command(argv);
   }
   return replies;
+}
+
+std::vector<value> cluster_client::pipeline_encoded(std::string_view, std::size_t count) {
+  return std::vector<value>(count, not_for_a_cluster());
+}
+
+bool cluster_client::send_encoded(std::string_view, std::string& error) {
+  error = not_for_a_cluster().text;
+  return false;
+}
+
+std::vector<value> cluster_client::receive_replies(std::size_t count) {
+  return std::vector<value>(count, not_for_a_cluster());
+}
+
+std::size_t cluster_client::master_count() {
+  std::string ignored;
+  return ensure_connected(ignored) ? table_->masters.size() : 0;
 }
 
 }  // namespace tgw::infra::redis

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "infra/redis/cluster_connection.hpp"
+#include "infra/redis/cluster_client.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/key_slot.hpp"
 #include "infra/redis/resp_writer.hpp"
@@ -24,7 +24,7 @@ namespace {
 using namespace std::chrono_literals;
 using test::redis_cluster;
 
-connection cluster_client(const redis_cluster& cluster) {
+connection connect_to_cluster(const redis_cluster& cluster) {
   return connection({cluster.endpoint(), 500ms, 2000ms, "cluster-test"});
 }
 
@@ -42,9 +42,9 @@ std::string node_id(std::uint16_t port) {
   return redis_cluster::node(port).command({"CLUSTER", "MYID"}).text;
 }
 
-TEST(ClusterConnection, EachKeyLivesOnTheMasterOfItsSlot) {
+TEST(ClusterClient, EachKeyLivesOnTheMasterOfItsSlot) {
   redis_cluster cluster;
-  connection c = cluster_client(cluster);
+  connection c = connect_to_cluster(cluster);
   std::string error;
   ASSERT_TRUE(c.ensure_connected(error)) << error;
   for (int i = 0; i < 300; ++i) {
@@ -71,9 +71,9 @@ TEST(ClusterConnection, EachKeyLivesOnTheMasterOfItsSlot) {
   }
 }
 
-TEST(ClusterConnection, APipelineAcrossMastersAnswersInItsOrder) {
+TEST(ClusterClient, APipelineAcrossMastersAnswersInItsOrder) {
   redis_cluster cluster;
-  connection c = cluster_client(cluster);
+  connection c = connect_to_cluster(cluster);
   std::vector<std::vector<std::string>> commands;
   for (int i = 0; i < 60; ++i) commands.push_back({"INCRBY", "k" + std::to_string(i), "5"});
   for (int i = 0; i < 60; ++i) commands.push_back({"GET", "k" + std::to_string(i)});
@@ -85,7 +85,7 @@ TEST(ClusterConnection, APipelineAcrossMastersAnswersInItsOrder) {
   }
   // The encoded form the telemetry writer uses goes to one master at a time: the
   // caller groups by master (master_of), the client sends each group as it is.
-  cluster_connection* routed = c.cluster();
+  cluster_client* routed = c.cluster();
   ASSERT_NE(routed, nullptr);
   std::map<std::size_t, resp_writer> by_master;
   for (int i = 0; i < 20; ++i) {
@@ -114,10 +114,10 @@ TEST(ClusterConnection, APipelineAcrossMastersAnswersInItsOrder) {
 // are read. A master that is gone fails its own part with an IO error, nothing was sent
 // there, and the others' replies stay in step; the map is reloaded only when the caller
 // tells learn() after the round, since a reload renumbers the masters.
-TEST(ClusterConnection, EveryMasterGetsItsPipelineBeforeAnyReplyIsRead) {
+TEST(ClusterClient, EveryMasterGetsItsPipelineBeforeAnyReplyIsRead) {
   redis_cluster cluster;
-  connection c = cluster_client(cluster);
-  cluster_connection* routed = c.cluster();
+  connection c = connect_to_cluster(cluster);
+  cluster_client* routed = c.cluster();
   ASSERT_NE(routed, nullptr);
   std::string error;
   ASSERT_TRUE(routed->ensure_connected(error)) << error;
@@ -157,9 +157,9 @@ TEST(ClusterConnection, EveryMasterGetsItsPipelineBeforeAnyReplyIsRead) {
   EXPECT_GT(routed->map_generation(), generation);
 }
 
-TEST(ClusterConnection, AFunctionLoadReachesEveryMasterAndCrossSlotIsRefused) {
+TEST(ClusterClient, AFunctionLoadReachesEveryMasterAndCrossSlotIsRefused) {
   redis_cluster cluster;
-  connection c = cluster_client(cluster);
+  connection c = connect_to_cluster(cluster);
   const value loaded = c.command(
       {"FUNCTION", "LOAD", "REPLACE",
        "#!lua name=t\nredis.register_function('t_set', function(keys, args) "
@@ -183,9 +183,9 @@ TEST(ClusterConnection, AFunctionLoadReachesEveryMasterAndCrossSlotIsRefused) {
   EXPECT_TRUE(c.command({"GET", "a"}).is_nil());
 }
 
-TEST(ClusterConnection, MovedAndAskAreFollowedWhileASlotMoves) {
+TEST(ClusterClient, MovedAndAskAreFollowedWhileASlotMoves) {
   redis_cluster cluster;
-  connection c = cluster_client(cluster);
+  connection c = connect_to_cluster(cluster);
   const std::string key = "moving";
   const std::uint16_t slot = key_slot(key);
   ASSERT_EQ(c.command({"SET", key, "1"}).text, "OK");
@@ -225,9 +225,9 @@ TEST(ClusterConnection, MovedAndAskAreFollowedWhileASlotMoves) {
 // written elsewhere, where that WAIT does not follow it: the WAIT must not confirm it.
 // (Before this, the old owner's replica count came back, and a telemetry write whose
 // slot had moved could be ACKed unreplicated.)
-TEST(ClusterConnection, AWaitAfterAWriteThatMovedDoesNotConfirmIt) {
+TEST(ClusterClient, AWaitAfterAWriteThatMovedDoesNotConfirmIt) {
   redis_cluster cluster;
-  connection c = cluster_client(cluster);
+  connection c = connect_to_cluster(cluster);
   const std::string key = "moved-write";
   const std::uint16_t slot = key_slot(key);
   ASSERT_EQ(c.command({"SET", key, "1"}).text, "OK");  // the client's map names `from`
@@ -253,9 +253,9 @@ TEST(ClusterConnection, AWaitAfterAWriteThatMovedDoesNotConfirmIt) {
   EXPECT_EQ(again[1].integer, 1) << again[1].text;
 }
 
-TEST(ClusterConnection, AKilledMastersReplicaIsFoundAfterItsPromotion) {
+TEST(ClusterClient, AKilledMastersReplicaIsFoundAfterItsPromotion) {
   redis_cluster cluster;
-  connection c = cluster_client(cluster);
+  connection c = connect_to_cluster(cluster);
   const std::string key = "survivor";
   ASSERT_EQ(c.command({"SET", key, "1"}).text, "OK");
   // The replica has it before the master goes.
@@ -273,7 +273,7 @@ TEST(ClusterConnection, AKilledMastersReplicaIsFoundAfterItsPromotion) {
   EXPECT_NE(cluster.master_of(key_slot(key)), master);
 }
 
-TEST(ClusterConnection, AServerOutsideAClusterIsAClearError) {
+TEST(ClusterClient, AServerOutsideAClusterIsAClearError) {
   test::redis_server single;
   endpoint e;
   e.cluster_nodes.push_back({"127.0.0.1", single.port()});
@@ -286,7 +286,7 @@ TEST(ClusterConnection, AServerOutsideAClusterIsAClearError) {
   EXPECT_TRUE(single.connect().command({"GET", "k"}).is_nil());
 }
 
-TEST(ClusterConnection, NoNodeAnsweringIsAnIoErrorThatNamesEachNode) {
+TEST(ClusterClient, NoNodeAnsweringIsAnIoErrorThatNamesEachNode) {
   endpoint e;
   const std::uint16_t a = test::free_port();
   const std::uint16_t b = test::free_port();
@@ -303,9 +303,9 @@ TEST(ClusterConnection, NoNodeAnsweringIsAnIoErrorThatNamesEachNode) {
   EXPECT_TRUE(v.text.starts_with("IO ")) << v.text;
 }
 
-TEST(ClusterConnection, AnUncoveredSlotIsClusterDownAndNothingIsWritten) {
+TEST(ClusterClient, AnUncoveredSlotIsClusterDownAndNothingIsWritten) {
   redis_cluster cluster;
-  connection c = cluster_client(cluster);
+  connection c = connect_to_cluster(cluster);
   const std::string key = "orphan";
   const std::uint16_t slot = key_slot(key);
   const std::uint16_t owner = cluster.master_of(slot);
