@@ -72,15 +72,14 @@ command_reader_actor::behavior_type command_reader(
       }
     }
     if (deliverable.empty()) return;
-    std::vector<std::vector<std::string>> events;
+    std::vector<const command_entry*> events;
     events.reserve(deliverable.size());
-    for (const auto& [session, e] : deliverable)
-      events.push_back(store->dispatched_command(*e, config.journal_maxlen));
-    std::vector<infra::redis::value> journaled;
-    const std::vector<std::string> errors = store->run_batch(events, &journaled);
+    for (const auto& [session, e] : deliverable) events.push_back(e);
+    const std::vector<infra::commands::dispatch_outcome> journaled =
+        store->dispatched_all(events, config.journal_maxlen);
     for (std::size_t i = 0; i < deliverable.size(); ++i) {
       auto& [session, e] = deliverable[i];
-      if (journaled[i].as_int() == -1) {
+      if (journaled[i].status == infra::commands::dispatch_status::answered_already) {
         // Answered already: a copy a janitor re-routed from an instance that died after
         // its device answered the original. Dropped from the stream, not delivered.
         std::string error;
@@ -89,9 +88,9 @@ command_reader_actor::behavior_type command_reader(
           spdlog::debug("commands: answered copy {} left pending: {}", e->entry_id, error);
         continue;
       }
-      if (!errors[i].empty())
+      if (journaled[i].status == infra::commands::dispatch_status::not_journaled)
         spdlog::warn("device {}: command {} delivered without its dispatch event: {}",
-                     e->target_imei, e->command_id, errors[i]);
+                     e->target_imei, e->command_id, journaled[i].error);
       state->with_sessions.insert(e->entry_id);
       caf::anon_send(session, command_atom::value, std::move(*e));
     }
@@ -111,7 +110,7 @@ command_reader_actor::behavior_type command_reader(
       [self, config, store, state, dispatch, failed](read_atom) {
         std::string error;
         if (!state->caught_up) {
-          if (!store->load_library(error) || !store->ensure_group(error)) return failed(error);
+          if (!store->prepare(error)) return failed(error);
           auto pending = store->read_pending(error);
           if (!pending) return failed(error);
           // What is no longer pending was resolved: forget it. What is pending and not

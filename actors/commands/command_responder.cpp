@@ -1,6 +1,8 @@
 #include "actors/commands/command_responder.hpp"
 
 #include <deque>
+#include <iterator>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
@@ -34,17 +36,17 @@ command_responder_actor::behavior_type command_responder(
   // that did succeed is harmless, because tgw_cmd_resolve publishes once per entry.
   auto flush = [self, config, store, state, counters] {
     state->flush_queued = false;
-    std::vector<std::vector<std::string>> commands;
-    const std::size_t resolves = state->backing_off ? 0 : state->unpublished.size();
-    for (std::size_t i = 0; i < resolves; ++i)
-      commands.push_back(store->resolve_command(
-          state->unpublished[i].first, state->unpublished[i].second, config.journal_maxlen));
-    if (commands.empty()) return;
-    const std::vector<std::string> errors = store->run_batch(commands);
+    if (state->backing_off || state->unpublished.empty()) return;
+    // Taken out whole: nothing arrives while the store call blocks.
+    std::vector<std::pair<command_entry, resolution>> batch(
+        std::make_move_iterator(state->unpublished.begin()),
+        std::make_move_iterator(state->unpublished.end()));
+    state->unpublished.clear();
+    const std::vector<std::string> errors = store->resolve_all(batch, config.journal_maxlen);
     std::deque<std::pair<command_entry, resolution>> refused;
     std::string last_error;
-    for (std::size_t i = 0; i < resolves; ++i) {
-      auto& item = state->unpublished.front();
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      auto& item = batch[i];
       if (errors[i].empty()) {
         counters->commands_resolved.fetch_add(1, std::memory_order_relaxed);
         counters
@@ -58,7 +60,6 @@ command_responder_actor::behavior_type command_responder(
         last_error = errors[i];
         refused.push_back(std::move(item));
       }
-      state->unpublished.pop_front();
     }
     if (refused.empty()) {
       state->backoff = std::chrono::milliseconds{100};

@@ -13,7 +13,7 @@
 #include "actors/gateway/telemetry_writer.hpp"
 #include "actors/gateway/udp_ingest.hpp"
 #include "actors/registry/registry_actor.hpp"
-#include "infra/commands/command_store.hpp"
+#include "infra/commands/redis_command_store.hpp"
 #include "infra/registry/redis_registry_store.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
 
@@ -70,9 +70,9 @@ gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& re
                                                             redis.key_shards);
   };
   auto command_store = [&](const char* role, std::chrono::milliseconds io_timeout) {
-    return std::make_shared<commands::command_store>(redis.connection(role, io_timeout),
-                                                     redis.instance, plan.command_max_payload,
-                                                     redis.key_shards);
+    return std::make_shared<commands::redis_command_store>(redis.connection(role, io_timeout),
+                                                           redis.instance, plan.command_max_payload,
+                                                           redis.key_shards);
   };
   impl_->registry = impl_->add(system.spawn<caf::detached>(
       actors::registry::registry, plan.registry, registry_store("registry"), counters));

@@ -7,7 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "infra/commands/command_store.hpp"
+#include "infra/commands/redis_command_store.hpp"
 #include "infra/health/failure_cause.hpp"
 #include "infra/health/startup_check.hpp"
 #include "infra/redis/server_mode.hpp"
@@ -152,8 +152,8 @@ void hand_over_commands(const gateway_plan& plan, const gateway_redis& server) {
       return;  // Redis is down: the janitor of another instance adopts the stream later.
     }
   }
-  commands::command_store store(server.connection("shutdown"), server.instance,
-                                plan.command_max_payload, shards);
+  commands::redis_command_store store(server.connection("shutdown"), server.instance,
+                                      plan.command_max_payload, shards);
   std::string error;
   if (!store.load_library(error)) {
     spdlog::warn("commands: stream not handed over at shutdown: {}", error);

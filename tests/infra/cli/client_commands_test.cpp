@@ -14,7 +14,7 @@
 #include <string>
 
 #include "infra/commands/command_publisher.hpp"
-#include "infra/commands/command_store.hpp"
+#include "infra/commands/redis_command_store.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/run_tgw.hpp"
 #include "tests/support/test_device.hpp"
@@ -108,7 +108,7 @@ TEST(ClientCommands, WatchLinesNameTheDevice) {
   redis.command({"XGROUP", "CREATE", "commands:outbound:A", "ingest", "0", "MKSTREAM"});
   const infra::redis::connection::options where{server.endpoint(), 1000ms, 3000ms, "test"};
   infra::commands::command_publisher publisher(where, 200ms);
-  infra::commands::command_store store(where, "A");
+  infra::commands::redis_command_store store(where, "A");
   const std::string log = ::testing::TempDir() + "/watch.log";
   std::remove(log.c_str());
   child_process watch({TGW_BINARY, "command", "watch", "--redis",

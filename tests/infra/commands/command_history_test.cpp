@@ -26,7 +26,7 @@ class CommandHistory : public CommandFixture {
     return r ? r->command_id : std::string();
   }
   /// Reads A's new entries and journals each as handed to the device.
-  std::vector<command_entry> hand_over(command_store& a) {
+  std::vector<command_entry> hand_over(redis_command_store& a) {
     auto got = a.read_new(100ms, 16, error);
     EXPECT_TRUE(got) << error;
     for (const auto& e : got.value_or(std::vector<command_entry>{}))

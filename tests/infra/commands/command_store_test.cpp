@@ -1,9 +1,10 @@
-#include "infra/commands/command_store.hpp"
+#include "infra/commands/redis_command_store.hpp"
 
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <set>
+#include <span>
 #include <thread>
 
 #include "infra/redis/key_slot.hpp"
@@ -198,6 +199,11 @@ TEST_F(CommandStore, AResolveNoReplicaConfirmedIsReportedForARetry) {
   EXPECT_TRUE(short_of(errors[0])) << errors[0];
   const std::string again = a.run_batch(batch)[0];
   EXPECT_TRUE(short_of(again)) << again;
+  // The typed batch the responder runs fails the same way.
+  const std::pair<command_entry, resolution> outcome{got->front(), {"responded", "FW:1.2", ""}};
+  const auto typed = a.resolve_all(std::span(&outcome, 1), 1000);
+  ASSERT_EQ(typed.size(), 1U);
+  EXPECT_TRUE(short_of(typed[0])) << typed[0];
   EXPECT_EQ(responses().size(), 1U);
   a.require_replicas(0, 100ms);
   EXPECT_EQ(a.run_batch(batch)[0], "");
@@ -252,6 +258,10 @@ TEST_F(CommandStore, SettleEndsALostCommandOnceAndLeavesAKnownOneAlone) {
   const auto errors = a.run_batch({a.dispatched_command(got->front(), 1000)}, &replies);
   EXPECT_EQ(errors[0], "");
   EXPECT_EQ(replies[0].as_int(), -1);
+  const command_entry* entry = &got->front();
+  const auto typed = a.dispatched_all(std::span(&entry, 1), 1000);
+  ASSERT_EQ(typed.size(), 1U);
+  EXPECT_EQ(typed[0].status, dispatch_status::answered_already);
   ASSERT_TRUE(a.resolve(got->front(), {"responded", "late", ""}, error)) << error;
   EXPECT_EQ(responses().size(), 1U);
   EXPECT_EQ(xlen(outbound("A", imei1)), 0);

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "infra/commands/command_publisher.hpp"
-#include "infra/commands/command_store.hpp"
+#include "infra/commands/redis_command_store.hpp"
 #include "infra/registry/registry_store.hpp"
 #include "tests/support/redis_backend.hpp"
 
@@ -27,8 +27,8 @@ class CommandFixture : public ::testing::Test {
   }
   const redis::key_shards& shards() const { return backend.shards(); }
   const std::string& prefix(const std::string& imei) const { return shards().prefix_of(imei); }
-  command_store store(const std::string& instance) {
-    return command_store(where(), instance, 512, shards());
+  redis_command_store store(const std::string& instance) {
+    return redis_command_store(where(), instance, 512, shards());
   }
   command_publisher publisher() { return command_publisher(where(), 200ms, shards()); }
 
