@@ -7,11 +7,11 @@
 // redis-server in tests/infra/commands.
 #include <gtest/gtest.h>
 #include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 
 #include "actors/commands/command_reader.hpp"
 #include "actors/commands/command_responder.hpp"
 #include "actors/registry/registry_actor.hpp"
+#include "tests/support/deterministic_actors.hpp"
 #include "tests/support/fake_command_store.hpp"
 
 namespace tgw::actors::commands {
@@ -25,10 +25,6 @@ using infra::commands::resolution;
 constexpr const char* imei_1 = "356307042441013";
 constexpr const char* imei_2 = "356307042441021";
 
-struct test_config : caf::actor_system_config {
-  test_config() { set("scheduler.policy", caf::atom("testing")); }
-};
-
 // Stands in for a device session: records the commands the reader hands it.
 session_actor::behavior_type recording_session(std::shared_ptr<std::vector<command_entry>> got) {
   return {
@@ -41,7 +37,7 @@ session_actor::behavior_type recording_session(std::shared_ptr<std::vector<comma
   };
 }
 
-class CommandLogic : public ::testing::Test {
+class CommandLogic : public ::testing::Test, protected test::deterministic_actors {
  protected:
   ~CommandLogic() override {
     for (const auto& a : actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
@@ -97,11 +93,6 @@ class CommandLogic : public ::testing::Test {
     EXPECT_TRUE(got) << error;
     return got ? *got : std::vector<command_entry>{};
   }
-  // Lets `d` of virtual time pass and runs what became due.
-  void wait(std::chrono::milliseconds d) {
-    sched.advance_time(d);
-    sched.run();
-  }
   const test::fake_commands::response* response_to(const std::string& command_id) const {
     for (const auto& r : world->responses)
       if (r.command_id == command_id) return &r;
@@ -112,10 +103,6 @@ class CommandLogic : public ::testing::Test {
   std::shared_ptr<session_directory> directory = std::make_shared<session_directory>();
   std::shared_ptr<infra::metrics::gateway_counters> counters =
       std::make_shared<infra::metrics::gateway_counters>();
-  test_config cfg;
-  caf::actor_system sys{cfg};
-  caf::scheduler::test_coordinator& sched =
-      dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   command_reader_actor reader;
   std::vector<caf::actor> actors;
 };

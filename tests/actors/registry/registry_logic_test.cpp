@@ -6,9 +6,9 @@
 // calls is tested against a redis-server in tests/infra/registry.
 #include <gtest/gtest.h>
 #include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 
 #include "actors/registry/registry_actor.hpp"
+#include "tests/support/deterministic_actors.hpp"
 #include "tests/support/fake_registry_store.hpp"
 
 namespace tgw::actors::registry {
@@ -19,11 +19,7 @@ using namespace std::chrono_literals;
 constexpr const char* imei_1 = "356307042441013";
 constexpr const char* imei_2 = "356307042441021";
 
-struct test_config : caf::actor_system_config {
-  test_config() { set("scheduler.policy", caf::atom("testing")); }
-};
-
-class RegistryLogic : public ::testing::Test {
+class RegistryLogic : public ::testing::Test, protected test::deterministic_actors {
  protected:
   ~RegistryLogic() override {
     for (const auto& a : registries) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
@@ -51,20 +47,11 @@ class RegistryLogic : public ::testing::Test {
       caf::anon_send(a, unregister_atom::value, std::string(imei));
     sched.run();
   }
-  // Lets `d` of virtual time pass and runs what became due.
-  void wait(std::chrono::milliseconds d) {
-    sched.advance_time(d);
-    sched.run();
-  }
 
   std::shared_ptr<test::fake_registry> world = std::make_shared<test::fake_registry>();
   registry_config config;
   std::shared_ptr<infra::metrics::gateway_counters> counters =
       std::make_shared<infra::metrics::gateway_counters>();
-  test_config cfg;
-  caf::actor_system sys{cfg};
-  caf::scheduler::test_coordinator& sched =
-      dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   std::vector<registry_actor> registries;
   std::vector<janitor_actor> janitors;
 };
