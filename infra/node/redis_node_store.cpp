@@ -1,5 +1,7 @@
 #include "infra/node/redis_node_store.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "infra/node/node_library.hpp"
 
 namespace tgw::infra::node {
@@ -102,8 +104,13 @@ std::optional<std::string> redis_node_store::take(const std::string& id,
     // node's processing list holds belongs to no one here. It happens when the server
     // served a killed incarnation's blocked BLMOVE after this one had joined (and
     // returned the list): nobody else returns a live node's messages, so they go back.
-    while (call({"LMOVE", processing, key(keys::queue), "LEFT", "RIGHT"}).is_string()) {
-    }
+    std::size_t returned = 0;
+    while (call({"LMOVE", processing, key(keys::queue), "LEFT", "RIGHT"}).is_string()) ++returned;
+    if (returned > 0)
+      spdlog::info(
+          "node {}: {} message(s) served to an earlier run of this node went back to the "
+          "queue",
+          id, returned);
   }
   return std::nullopt;
 }

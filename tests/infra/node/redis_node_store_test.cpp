@@ -4,6 +4,9 @@
 
 #include <thread>
 
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
 #include "tests/support/redis_backend.hpp"
 
 namespace tgw::infra::node {
@@ -162,7 +165,17 @@ TEST_F(RedisNodeStore, AMessageServedToAKilledIncarnationAfterTheRestartGoesBack
   ASSERT_TRUE(
       redis.command({"LMOVE", k(keys::queue), k(keys::processing_prefix) + "b", "RIGHT", "LEFT"})
           .is_string());
+  // The log says so: an operator sees why a message was handled again.
+  auto lines = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(8);
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", lines));
   EXPECT_FALSE(b_again->take("b", 100ms).has_value());
+  spdlog::set_default_logger(previous);
+  const auto logged = lines->last_formatted();
+  ASSERT_EQ(logged.size(), 1U);
+  EXPECT_NE(logged[0].find("node b: 1 message(s) served to an earlier run of this node went back"),
+            std::string::npos)
+      << logged[0];
   EXPECT_EQ(redis.command({"LLEN", k(keys::queue)}).integer, 1);
   EXPECT_EQ(redis.command({"LLEN", k(keys::processing_prefix) + "b"}).integer, 0);
   const auto taken = b_again->take("b", 100ms);
