@@ -12,6 +12,11 @@ namespace tgw::actors::node {
 /// What the membership actor keeps between messages.
 struct membership_state {
   static constexpr const char* name = "membership";
+  // Declared so that the struct is no aggregate: CAF 0.17 builds a state as
+  // State(self) whenever that compiles, and under C++20 an aggregate does, its first
+  // member taken from the actor's pointer (joined would start out true, and the node
+  // would never join).
+  membership_state() = default;
   bool joined = false;
   bool is_emitter = false;
   std::int64_t epoch = -1;

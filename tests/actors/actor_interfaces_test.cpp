@@ -112,5 +112,21 @@ static_assert(std::is_convertible_v<emitter_actor, role_actor>);
 static_assert(std::is_convertible_v<worker_actor, role_actor>);
 static_assert(!takes<role_actor, node::take_atom>);
 
+// CAF 0.17 builds a stateful actor's state as State(self) whenever that compiles, and
+// under C++20 an aggregate compiles from any argument its first member converts from:
+// a state whose first member is a bool would start out true. Every state is built
+// from nothing.
+template <class Handle, class State>
+inline constexpr bool built_from_nothing =
+    !std::is_constructible_v<State, typename Handle::template stateful_pointer<State>>;
+static_assert(built_from_nothing<telemetry_writer_actor, writer_state>);
+static_assert(built_from_nothing<udp_ingest_actor, udp_state>);
+static_assert(built_from_nothing<registry_actor, registry::registry_state>);
+static_assert(built_from_nothing<command_reader_actor, commands::reader_state>);
+static_assert(built_from_nothing<command_responder_actor, commands::responder_state>);
+static_assert(built_from_nothing<membership_actor, node::membership_state>);
+static_assert(built_from_nothing<emitter_actor, node::emitter_state>);
+static_assert(built_from_nothing<worker_actor, node::worker_state>);
+
 }  // namespace
 }  // namespace tgw::actors
