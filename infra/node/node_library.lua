@@ -63,10 +63,17 @@ local function node_join(keys, args)
   return {holder, epoch, 0, 0, 0}
 end
 
--- KEYS: list ids emitter epoch queue sequence; ARGV: id inactive_ms ttl_ms processing_prefix
+-- KEYS: list ids emitter epoch queue sequence departed
+-- ARGV: id inactive_ms ttl_ms processing_prefix
+-- A node removed as inactive may still be blocked in BLMOVE, and the server may hand
+-- it a message after the removal returned its list: the move lands in the list of a
+-- node nobody watches. So removed nodes stay in `departed` (ZSET, id to removal ms)
+-- for the keys' TTL, and while they have not registered again their lists are
+-- returned at every health check. A node that comes back leaves the set.
 local function node_health(keys, args)
   local list, ids, emitter, epoch, queue = keys[1], keys[2], keys[3], keys[4], keys[5]
-  local id, inactive_ms, prefix = args[1], tonumber(args[2]), args[4]
+  local departed = keys[7]
+  local id, inactive_ms, ttl_ms, prefix = args[1], tonumber(args[2]), tonumber(args[3]), args[4]
   local now = now_ms()
   local rejoined = register(list, ids, id, now) and 1 or 0
   local removed, returned = 0, 0
@@ -75,7 +82,16 @@ local function node_health(keys, args)
     local node, last = all[i], tonumber(all[i + 1])
     if node ~= id and now - last > inactive_ms then
       returned = returned + remove_node(list, ids, queue, prefix, node)
+      redis.call('ZADD', departed, now, node)
       removed = removed + 1
+    end
+  end
+  redis.call('ZREMRANGEBYSCORE', departed, '-inf', now - ttl_ms)
+  for _, node in ipairs(redis.call('ZRANGE', departed, 0, -1)) do
+    if redis.call('HEXISTS', list, node) == 1 then
+      redis.call('ZREM', departed, node)
+    else
+      returned = returned + return_messages(prefix .. node, queue)
     end
   end
   local holder, current = ensure_emitter(list, ids, emitter, epoch)

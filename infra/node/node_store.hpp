@@ -79,6 +79,8 @@ inline constexpr const char* epoch = "nodes:epoch";
 inline constexpr const char* sequence = "nodes:seq";
 inline constexpr const char* handled = "nodes:handled";
 inline constexpr const char* processing_prefix = "nodes:processing:";
+/// ZSET of nodes removed as inactive, by removal time (ms), kept for the keys' TTL.
+inline constexpr const char* departed = "nodes:departed";
 }  // namespace keys
 
 }  // namespace tgw::infra::node

@@ -60,9 +60,9 @@ std::optional<membership_view> redis_node_store::join(const std::string& id) {
 
 std::optional<membership_view> redis_node_store::health_check(const std::string& id) {
   return view_of(
-      call({"FCALL", "tgw_node_health", "6", key(keys::list), key(keys::ids), key(keys::emitter),
-            key(keys::epoch), key(keys::queue), key(keys::sequence), id, ms(timing_.inactive_after),
-            ms(timing_.key_ttl), key(keys::processing_prefix)}));
+      call({"FCALL", "tgw_node_health", "7", key(keys::list), key(keys::ids), key(keys::emitter),
+            key(keys::epoch), key(keys::queue), key(keys::sequence), key(keys::departed), id,
+            ms(timing_.inactive_after), ms(timing_.key_ttl), key(keys::processing_prefix)}));
 }
 
 emit_result redis_node_store::emit(const std::string& id, std::int64_t epoch, int count) {

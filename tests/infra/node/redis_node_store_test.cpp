@@ -183,6 +183,36 @@ TEST_F(RedisNodeStore, AMessageServedToAKilledIncarnationAfterTheRestartGoesBack
   EXPECT_TRUE(b_again->complete("b", *taken, false, "").accepted);
 }
 
+// The server hands a removed node's blocked BLMOVE a message after the removal
+// returned its list: the next health check returns it again, as long as the node has
+// not registered again.
+TEST_F(RedisNodeStore, AMessageMovedIntoARemovedNodesListAfterTheRemovalGoesBack) {
+  auto a = store();
+  auto b = store();
+  ASSERT_TRUE(a->join("a"));
+  ASSERT_TRUE(b->join("b"));
+  ASSERT_TRUE(a->emit("a", 1, 1).accepted());
+  go_silent();
+  ASSERT_TRUE(b->health_check("b"));
+  ASSERT_EQ(redis.command({"HEXISTS", k(keys::list), "a"}).integer, 0);
+  ASSERT_TRUE(
+      redis.command({"LMOVE", k(keys::queue), k(keys::processing_prefix) + "a", "RIGHT", "LEFT"})
+          .is_string());
+  const auto view = b->health_check("b");
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->returned, 1);
+  EXPECT_EQ(redis.command({"LLEN", k(keys::queue)}).integer, 1);
+  EXPECT_EQ(redis.command({"LLEN", k(keys::processing_prefix) + "a"}).integer, 0);
+  // Back again, a's list is its own: nobody else returns it.
+  ASSERT_TRUE(a->health_check("a"));
+  const auto again = a->take("a", 100ms);
+  ASSERT_TRUE(again);
+  ASSERT_TRUE(b->health_check("b"));
+  EXPECT_EQ(redis.command({"LLEN", k(keys::processing_prefix) + "a"}).integer, 1);
+  EXPECT_EQ(redis.command({"ZCARD", k(keys::departed)}).integer, 0);
+  EXPECT_TRUE(a->complete("a", *again, false, "").accepted);
+}
+
 TEST_F(RedisNodeStore, APausedEmitterEmitsNothingAfterWakingUp) {
   auto a = store();
   auto b = store();
