@@ -85,7 +85,8 @@ command_reader_actor::behavior_type command_reader(
         std::string error;
         if (!store->resolve(*e, resolution{"failed", "", "answered_already"}, error,
                             config.journal_maxlen))
-          spdlog::debug("commands: answered copy {} left pending: {}", e->entry_id, error);
+          // Left pending: re-read and answered after the next reconnect.
+          spdlog::warn("commands: cannot drop answered copy {}: {}", e->entry_id, error);
         continue;
       }
       if (journaled[i].status == infra::commands::dispatch_status::not_journaled)

@@ -20,6 +20,9 @@ membership_actor::behavior_type membership(
     if (view.removed > 0)
       spdlog::info("node {}: removed {} inactive node(s), returned {} message(s) to the queue",
                    config.id, view.removed, view.returned);
+    else if (view.returned > 0)
+      spdlog::info("node {}: returned {} message(s) handed to removed node(s) after their removal",
+                   config.id, view.returned);
     if (view.rejoined)
       spdlog::warn("node {}: had been removed as inactive; registered again", config.id);
     const bool emitter_now = view.emitter == config.id;

@@ -4,8 +4,12 @@
 // with these calls is tested against a redis-server in tests/infra/node.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
+
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "actors/node/membership.hpp"
 #include "tests/support/deterministic_actors.hpp"
@@ -19,6 +23,7 @@ using namespace std::chrono_literals;
 class recording_node_store final : public infra::node::node_store {
  public:
   std::vector<std::string> calls;
+  infra::node::membership_view health_view;  ///< What every health check answers.
 
   std::optional<infra::node::membership_view> join(const std::string&) override {
     calls.emplace_back("join");
@@ -26,7 +31,7 @@ class recording_node_store final : public infra::node::node_store {
   }
   std::optional<infra::node::membership_view> health_check(const std::string&) override {
     calls.emplace_back("health");
-    return infra::node::membership_view{};
+    return health_view;
   }
   infra::node::emit_result emit(const std::string&, std::int64_t, int) override { return {}; }
   std::optional<std::string> take(const std::string&, std::chrono::milliseconds) override {
@@ -55,6 +60,29 @@ TEST_F(MembershipLogic, ANodeJoinsFirstThenChecksItsHealth) {
   caf::anon_send_exit(m, caf::exit_reason::user_shutdown);
   sched.run();
   EXPECT_EQ(store->calls.back(), "leave");
+}
+
+// A health check that returned messages without removing anyone (the lists of nodes
+// removed earlier, which the server handed a message after their removal) says so.
+TEST_F(MembershipLogic, MessagesReturnedFromRemovedNodesAreLogged) {
+  auto store = std::make_shared<recording_node_store>();
+  store->health_view.returned = 2;
+  node_config config;
+  config.id = "n1";
+  auto lines = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(8);
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", lines));
+  const membership_actor m = sys.spawn(membership, config, store, std::vector<role_actor>{});
+  sched.run();
+  wait(config.health_interval);
+  caf::anon_send_exit(m, caf::exit_reason::user_shutdown);
+  sched.run();
+  spdlog::set_default_logger(previous);
+  const auto logged = lines->last_formatted();
+  EXPECT_TRUE(std::any_of(logged.begin(), logged.end(), [](const std::string& line) {
+    return line.find("node n1: returned 2 message(s) handed to removed node(s)") !=
+           std::string::npos;
+  }));
 }
 
 }  // namespace

@@ -24,6 +24,23 @@ namespace {
 using namespace std::chrono_literals;
 using test::redis_cluster;
 
+// `INCR {prefix}0` ... `INCR {prefix}{count-1}`, each in its master's pipeline, as the
+// telemetry writer builds them (every key's master known from the map).
+std::map<std::size_t, resp_writer> increments_by_master(cluster_client& routed,
+                                                        const std::string& prefix, int count) {
+  std::map<std::size_t, resp_writer> by_master;
+  for (int i = 0; i < count; ++i) {
+    const std::string key = prefix + std::to_string(i);
+    const auto master = routed.master_of(key_slot(key));
+    EXPECT_TRUE(master) << key;
+    if (!master) continue;
+    by_master[*master].begin(2);
+    by_master[*master].arg("INCR");
+    by_master[*master].arg(key);
+  }
+  return by_master;
+}
+
 connection connect_to_cluster(const redis_cluster& cluster) {
   return connection({cluster.endpoint(), 500ms, 2000ms, "cluster-test"});
 }
@@ -87,15 +104,7 @@ TEST(ClusterClient, APipelineAcrossMastersAnswersInItsOrder) {
   // caller groups by master (master_of), the client sends each group as it is.
   cluster_client* routed = c.cluster();
   ASSERT_NE(routed, nullptr);
-  std::map<std::size_t, resp_writer> by_master;
-  for (int i = 0; i < 20; ++i) {
-    const std::string key = "k" + std::to_string(i);
-    const auto master = routed->master_of(key_slot(key));
-    ASSERT_TRUE(master) << key;
-    by_master[*master].begin(2);
-    by_master[*master].arg("INCR");
-    by_master[*master].arg(key);
-  }
+  std::map<std::size_t, resp_writer> by_master = increments_by_master(*routed, "k", 20);
   EXPECT_GT(by_master.size(), 1U);
   for (auto& [master, w] : by_master) {
     bool sent = false;
@@ -121,15 +130,7 @@ TEST(ClusterClient, EveryMasterGetsItsPipelineBeforeAnyReplyIsRead) {
   ASSERT_NE(routed, nullptr);
   std::string error;
   ASSERT_TRUE(routed->ensure_connected(error)) << error;
-  std::map<std::size_t, resp_writer> by_master;
-  for (int i = 0; i < 30; ++i) {
-    const std::string key = "round" + std::to_string(i);
-    const auto master = routed->master_of(key_slot(key));
-    ASSERT_TRUE(master) << key;
-    by_master[*master].begin(2);
-    by_master[*master].arg("INCR");
-    by_master[*master].arg(key);
-  }
+  std::map<std::size_t, resp_writer> by_master = increments_by_master(*routed, "round", 30);
   ASSERT_EQ(by_master.size(), 3U);
   const std::size_t dead = by_master.begin()->first;
   cluster.kill(routed->masters()[dead].port);
