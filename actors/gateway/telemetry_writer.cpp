@@ -98,8 +98,8 @@ telemetry_writer_actor::behavior_type telemetry_writer(
     leave_caf_logger();  // the writer's own thread resumes it for every batch
     state->flush_queued = false;
     if (state->ops.empty()) return;
-    if (!state->lingered && config.linger.count() > 0 && state->ops.size() < config.max_batch &&
-        !state->down) {
+    if (!state->lingered && config.linger.count() > 0 &&
+        state->ops.size() < std::min(config.linger_below, config.max_batch) && !state->down) {
       // The writer has a thread of its own (it blocks on Redis anyway): sleeping here
       // lets the writes that arrive meanwhile queue behind the flush sent below, and
       // join this batch.

@@ -49,8 +49,8 @@ struct writer_state {
 /// pipelined round trip, then answers each: a request through its promise, an ingest
 /// message with (persisted_atom, outcome) to its sender, in arrival order.
 /// Batching costs no timer: the flush message it sends itself queues behind whatever
-/// writes already arrived. With a linger, a batch that is not full first waits that
-/// long (the thread sleeps; it is the writer's own) and sends the flush again, so the
+/// writes already arrived. With a linger, a batch smaller than linger_below first
+/// waits that long (the thread sleeps; it is the writer's own) and sends the flush again, so the
 /// writes that came meanwhile join it: fewer, larger round trips for a little latency.
 /// A write that failed but may be sent again safely (write_outcome::retryable) is held
 /// and sent again every retry_delay until it succeeds or persist_retry has passed since

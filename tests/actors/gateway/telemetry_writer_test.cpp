@@ -100,12 +100,15 @@ class TelemetryWriter : public ::testing::Test {
     caf::anon_send(probe, go_atom::value);
     sched.run();
   }
-  /// A writer that lingers 1 ms for a batch of up to `max_batch` writes, started with
+  /// A writer that lingers 1 ms for a batch of fewer than `linger_below` writes (at most
+  /// `max_batch` a batch), started with
   /// every other actor, so that each run_once that follows is this writer's.
-  telemetry_writer_actor lingering_writer(std::size_t max_batch = writer_config{}.max_batch) {
+  telemetry_writer_actor lingering_writer(std::size_t max_batch = writer_config{}.max_batch,
+                                          std::size_t linger_below = writer_config{}.linger_below) {
     writer_config config = answering_at_once();
     config.linger = std::chrono::microseconds{1000};
     config.max_batch = max_batch;
+    config.linger_below = linger_below;
     telemetry_writer_actor lingering = sys.spawn(telemetry_writer, config, store, 1, counters);
     sched.run();
     return lingering;
@@ -315,6 +318,28 @@ TEST_F(TelemetryWriter, AFullBatchGoesWithoutLingering) {
   EXPECT_EQ(store->batches[0].size(), 2U);
   sched.run();
   EXPECT_EQ(store->batches.size(), 1U);  // the queued flush finds nothing to send
+  caf::anon_send_exit(patient, caf::exit_reason::user_shutdown);
+}
+
+// A batch of linger_below writes or more goes without lingering, although not full:
+// under load the batches are that large anyway, and a writer sleeping on one would
+// leave Redis idle.
+TEST_F(TelemetryWriter, ALargeBatchGoesWithoutLingering) {
+  telemetry_writer_actor patient = lingering_writer(writer_config{}.max_batch, 2);
+  caf::anon_send(patient, ingest_atom::value, packet("first", 1));
+  caf::anon_send(patient, ingest_atom::value, packet("second", 1));
+  sched.run_once();  // takes the first packet and queues a flush
+  sched.run_once();  // takes the second
+  sched.run_once();  // the flush: two writes reach linger_below, and go at once
+  ASSERT_EQ(store->batches.size(), 1U);
+  EXPECT_EQ(store->batches[0].size(), 2U);
+  caf::anon_send(patient, ingest_atom::value, packet("third", 1));
+  sched.run_once();  // takes the third packet and queues a flush
+  sched.run_once();  // the flush: one write lingers (sleeps, then flushes again)
+  EXPECT_EQ(store->batches.size(), 1U);
+  sched.run();
+  ASSERT_EQ(store->batches.size(), 2U);
+  EXPECT_EQ(store->batches[1].size(), 1U);
   caf::anon_send_exit(patient, caf::exit_reason::user_shutdown);
 }
 
