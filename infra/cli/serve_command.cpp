@@ -65,7 +65,8 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->capture_default_str();
   cmd->add_option(
          "--writer-shards", o->writer_shards,
-         "Telemetry writers, each with its own Redis connection (0: half the cores, at least 2)")
+         "Telemetry writers, each with its own Redis connection (0: half the cores, at least 2; "
+         "at least 1 on a Redis Cluster)")
       ->envname("TGW_WRITER_SHARDS")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();

@@ -95,14 +95,19 @@ bool plan_redis(const serve_options& o, app::gateway_plan& p, std::string& error
 // Threads. Half the cores for each pool by default: a gateway usually shares its host
 // with Redis, and on two cores one thread per pool spent about a tenth less CPU per
 // packet than two (fewer hand-offs between sleeping threads) for the same work.
-// Writers are at least two: a writer waits for its pipeline's replies before it sends
-// the next batch, and a second one keeps Redis busy meanwhile (a fifth more records/s
-// with 10-record packets on two cores, for a few percent more CPU).
+// Writers are at least two on one server: a writer waits for its pipeline's replies
+// before it sends the next batch, and a second one keeps Redis busy meanwhile (a fifth
+// more records/s with 10-record packets on two cores, for a few percent more CPU). On a
+// Redis Cluster one writer's round trip is already a pipeline to every master at once,
+// and each round trip costs a send and a wake-up per master: a second writer doubled
+// them for no more throughput (8 % more gateway CPU a packet than one server at 12,500
+// packets/s, against 3 % less with one writer; docs/PERFORMANCE.md, "Redis Cluster").
 void plan_threads(const serve_options& o, app::gateway_plan& p) {
   const int half = std::max(1, cores() / 2);
+  const bool cluster = p.redis && p.redis->via_cluster();
   p.io_threads = o.io_threads > 0 ? o.io_threads : half;
   p.actor_threads = o.actor_threads > 0 ? o.actor_threads : half;
-  p.writer_shards = o.writer_shards > 0 ? o.writer_shards : std::max(2, half);
+  p.writer_shards = o.writer_shards > 0 ? o.writer_shards : std::max(cluster ? 1 : 2, half);
   p.scheduler = o.actor_scheduler == "stealing" ? app::actor_scheduler::stealing
                                                 : app::actor_scheduler::sharing;
   p.cpu = process::parse_cpu_policy(o.cpu_policy).value_or(process::cpu_policy::keep);

@@ -22,7 +22,7 @@ struct serve_options {
   /// CAF's scheduler policy. Sharing by default: on a few cores, stealing's idle
   /// workers spend a measurable share of the CPU polling and sleeping in short naps.
   std::string actor_scheduler = "sharing";
-  int writer_shards = 0;        ///< 0: half the cores, at least 2.
+  int writer_shards = 0;        ///< 0: half the cores, at least 2 (1 on a cluster).
   int writer_linger_us = 1000;  ///< How long a writer's batch waits for more writes.
   /// "batch" (SCHED_BATCH, see infra/process/cpu_policy.hpp), "normal" or "keep", for every
   /// thread.
