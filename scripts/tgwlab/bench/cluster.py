@@ -1,6 +1,7 @@
 """scripts/bench-cluster: how tgw's store scales on a Redis Cluster: the persist
-ceiling on 1 and 2 masters, a gateway end to end on one server and on 3 masters, and
-what a master's failover costs a paced fleet."""
+ceiling on 1 and 2 masters, a gateway end to end on one server and on 3 masters (CPU
+side by side at one pace, throughput saturated), and what a master's failover costs a
+paced fleet."""
 
 import collections
 import glob
@@ -13,12 +14,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 from .. import redis_client
 from ..cli import fail
-from ..processes import ROOT, SCRIPTS, TICK, Group, cpu_ticks, wait_for_port, wait_until
+from ..processes import (ROOT, SCRIPTS, TICK, Group, cpu_ticks, raise_file_limit, wait_for_port,
+                         wait_until)
 from ..servers import restart_cluster_node
-from . import common
+from . import common, compare
 
 PROG = "bench-cluster"
 # Ports below the ephemeral range, with their bus ports (+10000) too.
@@ -104,6 +107,12 @@ class ClusterBench:
         self.a, self.tgw, self.out = a, tgw, out
         self.procs = Group(out)
 
+    def fresh_file(self, name):
+        """An empty results file in the output directory; its path."""
+        path = os.path.join(self.out, name)
+        open(path, "w").close()
+        return path
+
     def gateway(self, name, url, port, instance_id, extra=()):
         with open(os.path.join(self.out, f"{name}-gw.log"), "wb") as f:
             gw = self.procs.start([self.tgw, "serve", "--redis", url, *extra, "--port", str(port),
@@ -118,8 +127,7 @@ class ClusterBench:
         log(f"persist ceiling: redis-benchmark --cluster, FCALL tgw_persist_batch of "
             f"{common.PACKETS_PER_CALL} one-record packets, 1 master on core 0 against 2 on cores "
             f"0 and 1, {a.rounds} rounds")
-        path = os.path.join(self.out, "ceiling.txt")
-        open(path, "w").close()
+        path = self.fresh_file("ceiling.txt")
         for r in range(1, a.rounds + 1):
             for m in (1, 2):
                 dir = os.path.join(self.out, f"c{m}")
@@ -146,7 +154,7 @@ class ClusterBench:
         cpu_us = 1e6 * (t1 - t0) / TICK / max(packets, 1)
         report(f"{name}: {rep.get('records_acked', 0) / max(rep.get('elapsed_s', 1), 1e-9):.0f} "
                f"records/s, gateway CPU {cpu_us:.1f} us/packet, "
-               f"ACK p99 {rep.get('ack_p99_ms')} ms", os.path.join(self.out, "e2e.txt"))
+               f"ACK p99 {rep.get('ack_p99_ms')} ms", os.path.join(self.out, "saturated.txt"))
         return cpu_us
 
     def ingest_single(self, name):
@@ -173,24 +181,69 @@ class ClusterBench:
         finally:
             stop_cluster(dir)
 
-    def end_to_end(self):
-        """--e2e-rounds pairs of runs, the order swapped every round so that a drift of
-        the machine's speed within a pair counts against each side alike."""
-        log(f"end to end: {self.a.devices} devices, 1-record packets, saturated, "
-            f"{self.a.seconds} s each, {self.a.e2e_rounds} rounds")
-        open(os.path.join(self.out, "e2e.txt"), "w").close()
+    def side_by_side(self):
+        """The CPU figure: a gateway on one redis-server and one on a 3-master cluster
+        at once, each with its own simulator at the same pace, so that both meet the
+        same minutes and the same load (bench-compare's way). Saturated runs one after
+        the other compare different throughputs, and on this box a gateway's CPU per
+        packet follows its throughput (its share of the cores stays about the same)."""
+        a = self.a
+        log(f"side by side: one node and 3 masters at once, {a.paced_devices} devices a side "
+            f"sending a 1-record packet every {a.period}, {a.seconds} s measured, "
+            f"{a.e2e_rounds} rounds")
+        path = self.fresh_file("e2e.txt")
         ratios = []
-        for r in range(1, self.a.e2e_rounds + 1):
+        for r in range(1, a.e2e_rounds + 1):
+            dir = os.path.join(self.out, "c3")
+            shutil.rmtree(dir, ignore_errors=True)
+            start_cluster(3, dir, pinned=False)
+            tmp = os.path.join(self.out, f"side-by-side-{r}")
+            os.makedirs(tmp, exist_ok=True)
+            try:
+                masters = []
+                for pidfile in glob.glob(f"{dir}/*.pid"):
+                    with open(pidfile) as f:
+                        masters.append(int(f.read().strip()))
+                url = "redis+cluster://" + ",".join(f"127.0.0.1:{BASE + i}" for i in range(3))
+                single = compare.Side("single", self.tgw, "", 352000000000000)
+                cluster = compare.Side("cluster", self.tgw, "", 353000000000000, url, masters)
+                # Which side starts first, and so which gets which cores, swaps every round.
+                sides = [single, cluster] if r % 2 else [cluster, single]
+                got = compare.measure(
+                    types.SimpleNamespace(devices=a.paced_devices, period=a.period, records=1,
+                                          seconds=a.seconds),
+                    sides, self.procs, tmp, self.tgw)
+            finally:
+                stop_cluster(dir)
+            if "single" not in got or "cluster" not in got:
+                report(f"round {r}: a side failed (logs in {tmp})", path)
+                continue
+            one, three = got["single"], got["cluster"]
+            ratios.append(three["gateway_us"] / one["gateway_us"])
+            report(f"round {r}: gateway CPU us a packet, one node {one['gateway_us']:.1f}, "
+                   f"3 masters {three['gateway_us']:.1f} (ratio {ratios[-1]:.3f}); packets/s "
+                   f"{one['packets_per_s']:,.0f} and {three['packets_per_s']:,.0f}; ACK p99 "
+                   f"{one['ack_p99_ms']:.1f} and {three['ack_p99_ms']:.1f} ms", path)
+        if ratios:
+            report("gateway CPU per packet, 3 masters / one node, same minutes, per round: "
+                   + ", ".join(f"{x:.3f}" for x in ratios)
+                   + f"; median {statistics.median(ratios):.3f}", path)
+
+    def saturated(self):
+        """Throughput: one node, then 3 masters, each alone and saturated, the order
+        swapped every round. The CPU per packet is printed but is not the CPU figure:
+        it moves with the throughput (see side_by_side)."""
+        a = self.a
+        log(f"saturated: {a.devices} devices, 1-record packets, as fast as ACKs come, "
+            f"{a.seconds} s each, {a.saturated_rounds} rounds")
+        self.fresh_file("saturated.txt")
+        for r in range(1, a.saturated_rounds + 1):
             if r % 2:
-                single = self.ingest_single(f"single-node round {r}")
-                cluster = self.ingest_cluster(f"cluster-3-masters round {r}")
+                self.ingest_single(f"saturated one node round {r}")
+                self.ingest_cluster(f"saturated 3 masters round {r}")
             else:
-                cluster = self.ingest_cluster(f"cluster-3-masters round {r}")
-                single = self.ingest_single(f"single-node round {r}")
-            ratios.append(cluster / single if single > 0 else float("nan"))
-        report("gateway CPU per packet, 3 masters / single node, per round: "
-               + ", ".join(f"{x:.3f}" for x in ratios)
-               + f"; median {statistics.median(ratios):.3f}", os.path.join(self.out, "e2e.txt"))
+                self.ingest_cluster(f"saturated 3 masters round {r}")
+                self.ingest_single(f"saturated one node round {r}")
 
     def paced(self, name, kill, url, cdir):
         """500 devices sending a packet a second for 30 s to a gateway with
@@ -238,8 +291,7 @@ class ClusterBench:
         if up.returncode != 0:
             fail(PROG, f"scripts/redis-cluster up failed (exit {up.returncode})", 1)
         url = up.stdout.strip()
-        path = os.path.join(self.out, "failover.txt")
-        open(path, "w").close()
+        path = self.fresh_file("failover.txt")
         try:
             self.paced("undisturbed", 0, url, cdir)
             used = 0
@@ -267,7 +319,8 @@ class ClusterBench:
         print("  1 master : " + ", ".join(f"{r:,}" for r in rates[1]))
         print("  2 masters: " + ", ".join(f"{r:,}" for r in rates[2]))
         print("  ratio 2/1 per round: " + ", ".join(f"{p:.2f}" for p in pairs))
-        for name, title in (("e2e", "end to end"), ("failover", "failover (3+3, --ack-replicas 1)")):
+        for name, title in (("e2e", "gateway CPU, side by side"), ("saturated", "saturated, one after the other"),
+                            ("failover", "failover (3+3, --ack-replicas 1)")):
             try:
                 with open(os.path.join(self.out, f"{name}.txt")) as f:
                     print(f"{title}:\n  " + f.read().strip().replace("\n", "\n  "))
@@ -281,6 +334,7 @@ def main(a):
     common.need(PROG, ["redis-server", "redis-cli", "redis-benchmark", "taskset"], code=1,
                 hint="not found (scripts/setup)")
     os.chdir(ROOT)
+    raise_file_limit()  # two fleets of --paced-devices side by side
     if a.build:
         common.build_release("tgw", quiet=True)
     tgw = os.path.join(ROOT, "build", "release", "tgw")
@@ -293,7 +347,8 @@ def main(a):
         try:
             bench.ceiling()
             if a.e2e:
-                bench.end_to_end()
+                bench.side_by_side()
+                bench.saturated()
             if a.failover:
                 bench.failover()
         finally:

@@ -16,8 +16,13 @@ PROG = "scripts/bench-compare"
 
 
 class Side:
-    def __init__(self, name, binary, flags, imei_base):
+    """One gateway with its simulator. Its Redis is a private redis-server, or
+    redis_url (started by the caller, whose server pids redis_pids name for the CPU
+    figure)."""
+
+    def __init__(self, name, binary, flags, imei_base, redis_url=None, redis_pids=()):
         self.name, self.binary, self.flags, self.imei_base = name, binary, flags, imei_base
+        self.redis_url, self.redis_pids = redis_url, list(redis_pids)
 
 
 def ticks(proc, log):
@@ -33,6 +38,72 @@ def ticks(proc, log):
 
 def acks(port):
     return metrics.metric(metrics.scrape(port, timeout=5), "teltonika_acks_total") or 0
+
+
+def redis_ticks(s):
+    if s.redis is not None:
+        return ticks(s.redis, s.logs["redis"])
+    return sum(cpu_ticks(pid) or 0 for pid in s.redis_pids)
+
+
+def measure(a, sides, procs, tmp, simulator, gw_tls=(), sim_tls=()):
+    """Starts every side, waits 10 s (ramp-up and warm-up), and measures a.seconds; for
+    each side that finished, a dict of packets_per_s and the CPU microseconds a packet
+    of its gateway, redis and simulator, printed as a line too. a: devices, period,
+    records, seconds."""
+    for s in sides:
+        rport, gport, s.metrics_port = common.fresh_ports(3)
+        s.logs = {k: os.path.join(tmp, f"{k}-{s.name}.log") for k in ("redis", "gateway", "sim")}
+        s.redis = None
+        url = s.redis_url
+        if url is None:
+            s.redis = procs.start(["redis-server", "--port", str(rport), "--bind", "127.0.0.1",
+                                   "--save", "", "--appendonly", "no", "--dir", tmp,
+                                   "--logfile", s.logs["redis"]])
+            url = f"redis://127.0.0.1:{rport}"
+            time.sleep(0.5)
+        with open(s.logs["gateway"], "wb") as err:
+            s.gateway = procs.start(
+                [s.binary, "serve", "--redis", url, "--port", str(gport),
+                 "--bind", "127.0.0.1", "--metrics-addr", f"127.0.0.1:{s.metrics_port}",
+                 "--log-level", "warn", *gw_tls, *s.flags.split()], stderr=err)
+        time.sleep(1)
+        s.sim_json = os.path.join(tmp, f"sim-{s.name}.json")
+        with open(s.sim_json, "wb") as out, open(s.logs["sim"], "wb") as err:
+            s.sim = procs.start(
+                [simulator, "simulate", "--target", f"127.0.0.1:{gport}", *sim_tls,
+                 "--count", str(a.devices), "--records-per-packet", str(a.records),
+                 "--send-period", a.period, "--ramp-up", "5s", "--duration",
+                 f"{a.seconds + 20}s", "--source-spread", "8", "--imei-base", str(s.imei_base),
+                 "--json", "--log-level", "warn"], stdout=out, stderr=err)
+    time.sleep(10)
+
+    def sample(s):
+        return (ticks(s.gateway, s.logs["gateway"]), redis_ticks(s), ticks(s.sim, s.logs["sim"]),
+                acks(s.metrics_port))
+    before = {s.name: sample(s) for s in sides}
+    time.sleep(a.seconds)
+    after = {s.name: sample(s) for s in sides}
+    results = {}
+    for s in sides:
+        if s.sim.wait() != 0:
+            print(f"{PROG}: side {s.name}'s simulator failed:", file=sys.stderr)
+            print("\n".join(log_tail(s.logs["sim"], 3)), file=sys.stderr)
+            continue
+        procs.stop(s.gateway)
+        if s.redis is not None:
+            procs.stop(s.redis)
+        g, r, sim, packets = (x1 - x0 for x1, x0 in zip(after[s.name], before[s.name]))
+        us = (lambda t: 1e6 * t / TICK / packets) if packets > 0 else (lambda t: float("nan"))
+        with open(s.sim_json) as f:
+            j = json.load(f)
+        results[s.name] = {"packets_per_s": packets / a.seconds, "gateway_us": us(g),
+                           "redis_us": us(r), "simulator_us": us(sim),
+                           "ack_p50_ms": j["ack_p50_ms"], "ack_p99_ms": j["ack_p99_ms"]}
+        print(f"{s.name}: {packets / a.seconds:,.0f} packets/s; CPU us a packet: gateway "
+              f"{us(g):.1f}, redis {us(r):.1f}, simulator {us(sim):.1f}; whole-run ACK p50 "
+              f"{j['ack_p50_ms']:.1f} ms, p99 {j['ack_p99_ms']:.1f} ms", flush=True)
+    return results
 
 
 def main(a):
@@ -51,46 +122,5 @@ def main(a):
             gw_tls, sim_tls = ["--tls-cert", made[0], "--tls-key", made[1]], ["--tls"]
         sides = [Side("A", a.a_tgw, a.a_flags, 350000000000000),
                  Side("B", a.b_tgw, a.b_flags, 351000000000000)]
-        for s in sides:
-            rport, gport, s.metrics_port = common.fresh_ports(3)
-            s.logs = {k: os.path.join(tmp, f"{k}-{s.name}.log")
-                      for k in ("redis", "gateway", "sim")}
-            s.redis = procs.start(["redis-server", "--port", str(rport), "--bind", "127.0.0.1",
-                                   "--save", "", "--appendonly", "no", "--dir", tmp,
-                                   "--logfile", s.logs["redis"]])
-            time.sleep(0.5)
-            with open(s.logs["gateway"], "wb") as err:
-                s.gateway = procs.start(
-                    [s.binary, "serve", "--redis", f"redis://127.0.0.1:{rport}", "--port", str(gport),
-                     "--bind", "127.0.0.1", "--metrics-addr", f"127.0.0.1:{s.metrics_port}",
-                     "--log-level", "warn", *gw_tls, *s.flags.split()], stderr=err)
-            time.sleep(1)
-            s.sim_json = os.path.join(tmp, f"sim-{s.name}.json")
-            with open(s.sim_json, "wb") as out, open(s.logs["sim"], "wb") as err:
-                s.sim = procs.start(
-                    [simulator, "simulate", "--target", f"127.0.0.1:{gport}", *sim_tls,
-                     "--count", str(a.devices), "--records-per-packet", str(a.records),
-                     "--send-period", a.period, "--ramp-up", "5s", "--duration",
-                     f"{a.seconds + 20}s", "--source-spread", "8", "--imei-base", str(s.imei_base),
-                     "--json", "--log-level", "warn"], stdout=out, stderr=err)
-        time.sleep(10)
-
-        def sample(s):
-            return (ticks(s.gateway, s.logs["gateway"]), ticks(s.redis, s.logs["redis"]),
-                    ticks(s.sim, s.logs["sim"]), acks(s.metrics_port))
-        before = {s.name: sample(s) for s in sides}
-        time.sleep(a.seconds)
-        after = {s.name: sample(s) for s in sides}
-        for s in sides:
-            if s.sim.wait() != 0:
-                print(f"{PROG}: side {s.name}'s simulator failed:", file=sys.stderr)
-                print("\n".join(log_tail(s.logs["sim"], 3)), file=sys.stderr)
-                continue
-            g, r, sim, packets = (x1 - x0 for x1, x0 in zip(after[s.name], before[s.name]))
-            us = (lambda t: 1e6 * t / TICK / packets) if packets > 0 else (lambda t: float("nan"))
-            with open(s.sim_json) as f:
-                j = json.load(f)
-            print(f"{s.name}: {packets / a.seconds:,.0f} packets/s; CPU us a packet: gateway "
-                  f"{us(g):.1f}, redis {us(r):.1f}, simulator {us(sim):.1f}; whole-run ACK p50 "
-                  f"{j['ack_p50_ms']:.1f} ms, p99 {j['ack_p99_ms']:.1f} ms", flush=True)
+        measure(a, sides, procs, tmp, simulator, gw_tls, sim_tls)
     return 0
