@@ -50,8 +50,9 @@ struct writer_state {
 /// message with (persisted_atom, outcome) to its sender, in arrival order.
 /// Batching costs no timer: the flush message it sends itself queues behind whatever
 /// writes already arrived. With a linger, a batch smaller than linger_below first
-/// waits that long (the thread sleeps; it is the writer's own) and sends the flush again, so the
-/// writes that came meanwhile join it: fewer, larger round trips for a little latency.
+/// waits that long (the thread sleeps; it is the writer's own) and sends the flush
+/// again, so the writes that came meanwhile join it: fewer, larger round trips for a
+/// little latency.
 /// A write that failed but may be sent again safely (write_outcome::retryable) is held
 /// and sent again every retry_delay until it succeeds or persist_retry has passed since
 /// it first went out; only then is it answered. While Redis is down the writer answers

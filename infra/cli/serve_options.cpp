@@ -101,7 +101,7 @@ bool plan_redis(const serve_options& o, app::gateway_plan& p, std::string& error
 // Redis Cluster one writer's round trip is already a pipeline to every master at once,
 // and each round trip costs a send and a wake-up per master: a second writer doubled
 // them for no more throughput (8 % more gateway CPU a packet than one server at 12,500
-// packets/s, against 3 % less with one writer; docs/PERFORMANCE.md, "Redis Cluster").
+// packets/s, against 1-4 % less with one writer; docs/PERFORMANCE.md, "Redis Cluster").
 void plan_threads(const serve_options& o, app::gateway_plan& p) {
   const int half = std::max(1, cores() / 2);
   const bool cluster = p.redis && p.redis->via_cluster();
