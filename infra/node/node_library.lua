@@ -95,7 +95,7 @@ local function node_health(keys, args)
     end
   end
   local holder, current = ensure_emitter(list, ids, emitter, epoch)
-  refresh_ttl(keys, tonumber(args[3]))
+  refresh_ttl(keys, ttl_ms)
   return {holder, current, removed, returned, rejoined}
 end
 

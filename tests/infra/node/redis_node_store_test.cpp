@@ -24,6 +24,15 @@ class RedisNodeStore : public ::testing::Test {
         redis::connection::options{backend.endpoint(), 1000ms, 3000ms, "test"},
         node_timing{inactive, 10000ms, max_messages, queue_limit}, true);
   }
+  /// Nodes a and b joined (a holds the lease), and a message a emitted waits in the queue.
+  void two_nodes_and_a_message(std::unique_ptr<redis_node_store>& a,
+                               std::unique_ptr<redis_node_store>& b) {
+    a = store();
+    b = store();
+    ASSERT_TRUE(a->join("a"));
+    ASSERT_TRUE(b->join("b"));
+    ASSERT_TRUE(a->emit("a", 1, 1).accepted());
+  }
   // Lets `inactive` pass so nodes that made no call in the meantime count as gone.
   static void go_silent() { std::this_thread::sleep_for(inactive + 100ms); }
 
@@ -135,11 +144,8 @@ TEST_F(RedisNodeStore, AKilledWorkersMessageIsHandledExactlyOnce) {
 }
 
 TEST_F(RedisNodeStore, ARestartUnderTheSameIdReturnsWhatTheKilledOneHeld) {
-  auto a = store();
-  auto b = store();
-  ASSERT_TRUE(a->join("a"));
-  ASSERT_TRUE(b->join("b"));
-  ASSERT_TRUE(a->emit("a", 1, 1).accepted());
+  std::unique_ptr<redis_node_store> a, b;
+  ASSERT_NO_FATAL_FAILURE(two_nodes_and_a_message(a, b));
   const auto taken = b->take("b", 100ms);
   ASSERT_TRUE(taken);
   auto b_again = store();  // killed and restarted before anyone noticed
@@ -154,11 +160,8 @@ TEST_F(RedisNodeStore, ARestartUnderTheSameIdReturnsWhatTheKilledOneHeld) {
 // message in the live node's processing list that nobody holds; the node returns it
 // to the queue the first time it finds the queue empty.
 TEST_F(RedisNodeStore, AMessageServedToAKilledIncarnationAfterTheRestartGoesBack) {
-  auto a = store();
-  auto b = store();
-  ASSERT_TRUE(a->join("a"));
-  ASSERT_TRUE(b->join("b"));
-  ASSERT_TRUE(a->emit("a", 1, 1).accepted());
+  std::unique_ptr<redis_node_store> a, b;
+  ASSERT_NO_FATAL_FAILURE(two_nodes_and_a_message(a, b));
   auto b_again = store();
   ASSERT_TRUE(b_again->join("b"));
   // What the server does for the dead client's BLMOVE, after the join.
@@ -187,11 +190,8 @@ TEST_F(RedisNodeStore, AMessageServedToAKilledIncarnationAfterTheRestartGoesBack
 // returned its list: the next health check returns it again, as long as the node has
 // not registered again.
 TEST_F(RedisNodeStore, AMessageMovedIntoARemovedNodesListAfterTheRemovalGoesBack) {
-  auto a = store();
-  auto b = store();
-  ASSERT_TRUE(a->join("a"));
-  ASSERT_TRUE(b->join("b"));
-  ASSERT_TRUE(a->emit("a", 1, 1).accepted());
+  std::unique_ptr<redis_node_store> a, b;
+  ASSERT_NO_FATAL_FAILURE(two_nodes_and_a_message(a, b));
   go_silent();
   ASSERT_TRUE(b->health_check("b"));
   ASSERT_EQ(redis.command({"HEXISTS", k(keys::list), "a"}).integer, 0);
@@ -214,11 +214,8 @@ TEST_F(RedisNodeStore, AMessageMovedIntoARemovedNodesListAfterTheRemovalGoesBack
 }
 
 TEST_F(RedisNodeStore, APausedEmitterEmitsNothingAfterWakingUp) {
-  auto a = store();
-  auto b = store();
-  ASSERT_TRUE(a->join("a"));
-  ASSERT_TRUE(b->join("b"));
-  ASSERT_TRUE(a->emit("a", 1, 1).accepted());
+  std::unique_ptr<redis_node_store> a, b;
+  ASSERT_NO_FATAL_FAILURE(two_nodes_and_a_message(a, b));
   go_silent();  // a is paused
   const auto view = b->health_check("b");
   ASSERT_TRUE(view);
@@ -271,11 +268,8 @@ TEST_F(RedisNodeStore, FailedMessagesGoToTheErrorListAndAreTakenOnce) {
 }
 
 TEST_F(RedisNodeStore, LeavingReturnsUnfinishedMessagesAndPassesTheLease) {
-  auto a = store();
-  auto b = store();
-  ASSERT_TRUE(a->join("a"));
-  ASSERT_TRUE(b->join("b"));
-  ASSERT_TRUE(a->emit("a", 1, 1).accepted());
+  std::unique_ptr<redis_node_store> a, b;
+  ASSERT_NO_FATAL_FAILURE(two_nodes_and_a_message(a, b));
   ASSERT_TRUE(b->take("b", 100ms));
   EXPECT_EQ(redis.command({"LLEN", k(keys::queue)}).integer, 0);
   b->leave("b");
