@@ -136,4 +136,17 @@ errc encode_command_frame(const command_fields& fields, std::vector<std::uint8_t
   return errc::ok;
 }
 
+std::optional<std::size_t> find_control_character(std::string_view text) noexcept {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7F) return i;
+    // U+0080..U+009F, encoded C2 80..C2 9F.
+    if (c == 0xC2 && i + 1 < text.size()) {
+      const auto next = static_cast<unsigned char>(text[i + 1]);
+      if (next >= 0x80 && next <= 0x9F) return i;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace tgw::codecs

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,13 @@ struct command_fields {
 /// not 12..15, or if Codec 14/15 has no IMEI.
 [[nodiscard]] errc encode_command_frame(const command_fields& fields,
                                         std::vector<std::uint8_t>& out);
+
+/// The byte offset of the first control character in a command's text, if it holds
+/// one: C0 (NUL, CR, LF, ESC, TAB...), DEL, or a UTF-8 encoded C1. A device reads a
+/// command's text as one line; a CR or LF inside it would make one that splits its
+/// input on line ends run a second command the publisher never showed, and NUL or ESC
+/// reach its parser or a terminal raw.
+[[nodiscard]] std::optional<std::size_t> find_control_character(std::string_view text) noexcept;
 
 /// The payload of `text` as bytes, for command_fields::payload.
 [[nodiscard]] inline std::span<const std::uint8_t> as_bytes(std::string_view text) noexcept {

@@ -312,5 +312,25 @@ TEST(CommandDecodeErrors, ImeiNibbleAboveNine) {
   EXPECT_EQ(s.offset, 15U);
 }
 
+TEST(CommandText, ControlCharactersAreFoundWhereverTheyAre) {
+  EXPECT_FALSE(find_control_character("getinfo").has_value());
+  EXPECT_FALSE(find_control_character("setdigout 1 60").has_value());
+  EXPECT_FALSE(find_control_character("\xC3\xA9"
+                                      "t\xC3\xA9 \xE2\x82\xAC")
+                   .has_value());  // UTF-8 text
+  EXPECT_EQ(find_control_character("getinfo\r\nsetparam 2001:evil"), 7U);
+  EXPECT_EQ(find_control_character(std::string_view("get\0info", 8)), 3U);
+  EXPECT_EQ(find_control_character("\x1B[2Jgetinfo"), 0U);
+  EXPECT_EQ(find_control_character("getinfo\t"), 7U);
+  EXPECT_EQ(find_control_character("getinfo\x7F"), 7U);
+  EXPECT_EQ(find_control_character("a\xC2\x85"
+                                   "b"),
+            1U);  // U+0085, NEXT LINE
+  EXPECT_FALSE(find_control_character("a\xC2\xA0"
+                                      "b")
+                   .has_value());  // U+00A0 is not one
+  EXPECT_FALSE(find_control_character("tail\xC2").has_value());
+}
+
 }  // namespace
 }  // namespace tgw::codecs
