@@ -24,6 +24,7 @@
 #include "infra/cli/simulate_command.hpp"
 #include "infra/cli/sink_command.hpp"
 #include "infra/cli/telemetry_command.hpp"
+#include "infra/net/tls_memory.hpp"
 #include "infra/process/build_info.hpp"
 #include "infra/process/termination.hpp"
 
@@ -116,6 +117,8 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   // Before any thread starts, so only the main thread ever takes SIGINT/SIGTERM.
   tgw::infra::process::block_termination_signals();
+  // Before anything calls OpenSSL: its allocator can only be set then.
+  tgw::infra::net::guard_tls_memory();
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {

@@ -5,6 +5,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 
@@ -25,6 +28,20 @@ std::string openssl_errors() {
 
 bool readable(const std::string& path) {
   return std::ifstream(path).good();
+}
+
+// A key anyone on the host can read is a key anyone on the host has: said at start and
+// at every reload, with the fix.
+std::string key_file_exposure(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  const auto others = st.st_mode & (S_IRWXG | S_IRWXO);
+  if (others == 0) return {};
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  return "--tls-key " + path + " may be read by " +
+         ((st.st_mode & S_IRWXO) != 0 ? std::string("anyone on the host") : "its group") +
+         " (mode " + mode + "): chmod 600 " + path + ", owned by the user tgw runs as";
 }
 
 std::string name_of(const X509_NAME* name) {
@@ -164,6 +181,7 @@ std::shared_ptr<const tls_server_context> tls_server_context::load(const tls_set
     error = "--tls-cert " + settings.cert_file + ": cannot digest it: " + openssl_errors();
     return nullptr;
   }
+  out->warning_ = key_file_exposure(settings.key_file);
   out->description_ = "subject " + name_of(X509_get_subject_name(cert)) + ", issuer " +
                       name_of(X509_get_issuer_name(cert)) + ", valid until " +
                       utc_text(out->not_after_) + ", SHA-256 " + out->fingerprint_;

@@ -43,6 +43,8 @@ class tls_server_context {
   /// "subject CN=..., issuer ..., valid until ..., SHA-256 ab:cd:...", for logs.
   [[nodiscard]] const std::string& description() const { return description_; }
   [[nodiscard]] const std::string& fingerprint() const { return fingerprint_; }
+  /// What is wrong but not fatal: a private key file that group or others may read.
+  [[nodiscard]] const std::string& warning() const { return warning_; }
   /// When the certificate expires, for the expiry metric.
   [[nodiscard]] std::chrono::system_clock::time_point not_after() const { return not_after_; }
 
@@ -51,6 +53,7 @@ class tls_server_context {
   ssl_ctx_st* ctx_;
   std::string description_;
   std::string fingerprint_;
+  std::string warning_;
   std::chrono::system_clock::time_point not_after_{};
 };
 
