@@ -62,6 +62,7 @@ command_reader_actor::behavior_type command_reader(
       if (state->with_sessions.contains(e.entry_id)) continue;
       counters->commands_received.fetch_add(1, std::memory_order_relaxed);
       if (!e.malformed.empty()) {
+        if (e.control_characters) counters->refusals.count(infra::metrics::refusal::command_text);
         refuse(e, "malformed: " + e.malformed);
       } else if (e.expires_at > 0 && unix_now() > e.expires_at) {
         refuse(e, "expired_before_delivery");

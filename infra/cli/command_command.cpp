@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "codecs/command.hpp"
 #include "infra/cli/command_history_command.hpp"
 #include "infra/cli/redis_choice.hpp"
 #include "infra/cli/value_checks.hpp"
@@ -52,6 +53,7 @@ struct send_settings {
   bool queue_if_offline = false;
   int ack_replicas = 0;
   std::string publisher;  ///< Empty: user@host.
+  bool allow_control_chars = false;
 };
 
 // Who runs this send, for the device's command history when --publisher is not given.
@@ -114,6 +116,15 @@ std::string json_line(const nlohmann::ordered_json& j) {
 }
 
 int run_send(const send_settings& s) {
+  if (const auto at = codecs::find_control_character(s.text); at && !s.allow_control_chars) {
+    std::cerr << "tgw command send: --text holds a control character (byte "
+              << static_cast<unsigned>(static_cast<unsigned char>(s.text[*at])) << " at offset "
+              << *at
+              << "): a CR or LF would let the text carry a second command; refused. Pass "
+                 "--allow-control-chars if the device needs it (the gateway then needs "
+                 "--allow-command-control-chars too)\n";
+    return 2;
+  }
   const milliseconds timeout = *parse_duration(s.timeout);
   const milliseconds ttl = *parse_duration(s.ttl);
   auto publisher = open_publisher(s.common.redis, "send");
@@ -307,6 +318,10 @@ void add_command_command(CLI::App& app, int& exit_code) {
                    "Who sends the command, as `tgw command history` shows it (default: "
                    "user@host)")
       ->envname("TGW_COMMAND_PUBLISHER");
+  send->add_flag("--allow-control-chars", s->allow_control_chars,
+                 "Send a text with control characters (CR, LF, NUL, ESC...), refused "
+                 "otherwise; the gateway delivers it only with --allow-command-control-chars")
+      ->envname("TGW_COMMAND_ALLOW_CONTROL_CHARS");
   send->add_flag("--queue-if-offline", s->queue_if_offline,
                  "Queue the command for the device's next connection when it is offline")
       ->envname("TGW_COMMAND_QUEUE_IF_OFFLINE");

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+
+#include "codecs/command.hpp"
 
 namespace tgw::infra::commands {
 namespace {
@@ -14,7 +17,8 @@ bool is_imei(const std::string& s) {
 }  // namespace
 
 command_entry parse_command_entry(std::string entry_id, const std::vector<std::string>& fields,
-                                  bool body_present, std::size_t max_payload) {
+                                  bool body_present, std::size_t max_payload,
+                                  bool allow_control_characters) {
   command_entry e;
   e.entry_id = std::move(entry_id);
   if (!body_present) {
@@ -58,6 +62,14 @@ command_entry parse_command_entry(std::string entry_id, const std::vector<std::s
     e.malformed = "missing field payload";
   } else if (e.payload.size() > max_payload) {
     e.malformed = "payload over " + std::to_string(max_payload) + " bytes";
+  } else if (const auto at = codecs::find_control_character(e.payload);
+             at && !allow_control_characters) {
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(e.payload[*at]));
+    e.malformed = std::string("control character ") + byte + " at byte " + std::to_string(*at) +
+                  " of the payload (refused unless the gateway runs with "
+                  "--allow-command-control-chars)";
+    e.control_characters = true;
   }
   if (e.malformed.empty()) e.codec = *codec == "12" ? 12 : 14;
   if (e.malformed.empty() && expires != nullptr && !expires->empty()) {

@@ -25,6 +25,8 @@ struct command_entry {
   /// target_imei", "bad codec 13", "payload over 512 bytes"). entry_id is always set,
   /// so the entry can still be answered and acknowledged.
   std::string malformed;
+  /// Malformed because the payload holds a control character.
+  bool control_characters = false;
   /// The key shard whose outbound stream the entry was read from (0 on a single node).
   std::uint32_t shard = 0;
 };
@@ -110,9 +112,11 @@ class command_store {
 };
 
 /// Validates one stream entry's fields (name, value, name, value, ...). A nil body
-/// (the entry was deleted while pending) is malformed too.
+/// (the entry was deleted while pending) is malformed too, and so is a payload with a
+/// control character unless `allow_control_characters` (codecs::find_control_character).
 [[nodiscard]] command_entry parse_command_entry(std::string entry_id,
                                                 const std::vector<std::string>& fields,
-                                                bool body_present, std::size_t max_payload);
+                                                bool body_present, std::size_t max_payload,
+                                                bool allow_control_characters = false);
 
 }  // namespace tgw::infra::commands

@@ -36,11 +36,13 @@ bool is_imei(const std::string& s) {
 }  // namespace
 
 redis_command_store::redis_command_store(redis::connection::options where, std::string instance_id,
-                                         std::size_t max_payload, redis::key_shards shards)
+                                         std::size_t max_payload, redis::key_shards shards,
+                                         bool allow_control_characters)
     : conn_(std::move(where)),
       library_(conn_, command_library_source()),
       instance_(std::move(instance_id)),
       max_payload_(max_payload),
+      allow_control_characters_(allow_control_characters),
       shards_(std::move(shards)) {}
 
 bool redis_command_store::load_library(std::string& error) {
@@ -113,7 +115,8 @@ bool redis_command_store::parse_read(const redis::value& v, std::uint32_t shard,
       for (const redis::value& f : entry.elements[1].elements) fields.push_back(f.text);
     }
     last_id = entry.elements[0].text;
-    out.push_back(parse_command_entry(last_id, fields, present, max_payload_));
+    out.push_back(
+        parse_command_entry(last_id, fields, present, max_payload_, allow_control_characters_));
     out.back().shard = shard;
   }
   return true;

@@ -34,7 +34,8 @@ namespace tgw::infra::commands {
 class redis_command_store final : public command_store {
  public:
   redis_command_store(redis::connection::options where, std::string instance_id,
-                      std::size_t max_payload = 512, redis::key_shards shards = {});
+                      std::size_t max_payload = 512, redis::key_shards shards = {},
+                      bool allow_control_characters = false);
 
   /// FUNCTION LOAD REPLACE of `tgw_commands` (start-up; a call reloads it if lost).
   bool load_library(std::string& error);
@@ -111,6 +112,7 @@ class redis_command_store final : public command_store {
   redis::function_library library_;
   std::string instance_;
   std::size_t max_payload_;
+  bool allow_control_characters_ = false;
   redis::key_shards shards_;
   std::string last_wake_ = "0-0";  ///< The newest wake entry seen (cluster only).
   int replicas_ = 0;

@@ -6,6 +6,7 @@
 
 #include "infra/metrics/atomic_histogram.hpp"
 #include "infra/metrics/command_outcomes.hpp"
+#include "infra/metrics/refusals.hpp"
 #include "infra/metrics/sharded_counter.hpp"
 
 namespace tgw::infra::metrics {
@@ -79,6 +80,9 @@ struct gateway_counters {
   std::atomic<std::uint64_t> command_redis_errors{0};
   /// Commands answered by this instance, by command_outcome_names.
   std::array<std::atomic<std::uint64_t>, command_outcome_names.size()> command_outcomes{};
+
+  /// What peers were refused, by the budget they spent (listeners, sessions, UDP).
+  refusal_counters refusals;
 
   /// Device and gateway payload bytes written to capture files (--capture-dir).
   std::atomic<std::uint64_t> capture_bytes_written{0};

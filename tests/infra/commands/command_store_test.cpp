@@ -366,6 +366,10 @@ TEST_F(CommandStore, MalformedEntriesNameTheirProblem) {
       {{"command_id", "c", "target_imei", imei1, "codec", "12", "payload", "p", "expires_at",
         "soon"},
        "bad expires_at soon"},
+      {{"command_id", "c", "target_imei", imei1, "codec", "12", "payload",
+        "getinfo\r\nsetparam 2001:evil"},
+       "control character 0x0D at byte 7 of the payload (refused unless the gateway runs with "
+       "--allow-command-control-chars)"},
       {{"command_id", "c", "target_imei", imei1, "codec", "14", "payload", "p"}, ""},
   };
   // All in one stream, so they are read in this order.
@@ -378,10 +382,22 @@ TEST_F(CommandStore, MalformedEntriesNameTheirProblem) {
     EXPECT_FALSE((*got)[i].entry_id.empty());
   }
   EXPECT_EQ(got->back().expires_at, 0);  // missing: never expires
+  EXPECT_TRUE((*got)[8].control_characters);
+  EXPECT_FALSE((*got)[7].control_characters);
   // A malformed entry is answered and acknowledged like any other.
   ASSERT_TRUE(a.resolve((*got)[1], {"failed", "", "malformed: " + (*got)[1].malformed}, error));
   EXPECT_EQ(responses().size(), 1U);
   EXPECT_EQ(pending("A"), static_cast<std::int64_t>(cases.size() - 1));
+}
+
+// An instance started with --allow-command-control-chars delivers such a text as it is.
+TEST(CommandEntry, ControlCharactersPassOnlyWhenAllowed) {
+  const std::vector<std::string> fields = {"command_id", "c",  "target_imei", "356307042441013",
+                                           "codec",      "12", "payload",     "getinfo\r\n"};
+  EXPECT_TRUE(infra::commands::parse_command_entry("1-0", fields, true, 512).control_characters);
+  const auto allowed = infra::commands::parse_command_entry("1-0", fields, true, 512, true);
+  EXPECT_EQ(allowed.malformed, "");
+  EXPECT_EQ(allowed.payload, "getinfo\r\n");
 }
 
 TEST_F(CommandStore, APendingEntryWhoseBodyWasDeletedIsMalformedAndCanBeAcked) {
