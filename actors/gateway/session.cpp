@@ -9,15 +9,37 @@
 #include "actors/gateway/gateway_messages.hpp"
 #include "actors/registry/registry_actors.hpp"
 #include "codecs/avl_decode.hpp"
+#include "codecs/device_conversation.hpp"
 #include "codecs/imei.hpp"
+#include "infra/log/log_budget.hpp"
+#include "infra/log/refusal_log.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/telemetry/packet_rendering.hpp"
 
 namespace tgw::actors::gateway {
 namespace {
 
+using infra::log_budget;
+using infra::log_kind;
+using infra::refusal_log;
+using infra::metrics::refusal;
 using infra::telemetry::journal_event;
 using infra::telemetry::write_outcome;
+
+// A session's own lines, within the budgets of their causes: a reconnect storm or a
+// flood of short sessions is a few lines an interval, and counters say the rest.
+log_budget& connected_log() {
+  static log_budget budget{"device connected", log_kind::session};
+  return budget;
+}
+log_budget& disconnected_log() {
+  static log_budget budget{"device disconnected", log_kind::session};
+  return budget;
+}
+log_budget& frame_rejected_log() {
+  static log_budget budget{"frame rejected", log_kind::refusal};
+  return budget;
+}
 
 /// A packet sent to the writer and not yet answered.
 struct pending_packet {
@@ -34,18 +56,31 @@ struct session_state {
   /// before it, and commands can reach the session earlier: the offline queue is
   /// drained as soon as the device is identified, while the 01 waits for the journal.
   bool handshake_answered = false;
+  /// The IMEI is being checked against the store and the budgets.
+  bool identifying = false;
+  /// The session asked its connection to close: what still comes is not looked at.
+  bool closing = false;
   /// Packets at the writer, oldest first; its answers come in the same order. Their
   /// ACKs are owed: a command waits for none to be left, so it never lands between a
   /// packet and its ACK.
   std::vector<pending_packet> persisting;
   commands::device_commands commands;
   /// A command whose dispatch is journaled but that waits for AVL ACKs to be written.
-  /// Rare, so behind a pointer: an idle session does not carry its buffers.
   struct waiting_command {
     std::vector<std::uint8_t> frame;
     std::string entry_id;
   };
-  std::unique_ptr<waiting_command> command_waiting;
+  /// What a session needs only now and then: a command waiting for ACKs to be written,
+  /// frames that failed to decode, AVL frames that came while the IMEI was being
+  /// checked. Behind one pointer, made the first time, so an idle session carries none
+  /// of their buffers.
+  struct unusual {
+    explicit unusual(std::uint32_t max_bad) : bad(max_bad) {}
+    std::unique_ptr<waiting_command> command_waiting;
+    codecs::bad_frame_budget bad;
+    std::vector<std::vector<std::uint8_t>> early_frames;
+  };
+  std::unique_ptr<unusual> trouble;
   std::uint64_t packets = 0;
   std::uint64_t records = 0;
   std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
@@ -98,14 +133,20 @@ class session_context {
 
  private:
   void on_frame(std::uint8_t kind, std::uint8_t codec, const std::vector<std::uint8_t>& bytes) {
+    // Frames the connection read before the close took effect: none is finished, so
+    // the connection stops reading at its bound of frames in flight meanwhile.
+    if (state_.closing) return;
     if (static_cast<codecs::frame_kind>(kind) != codecs::frame_kind::imei &&
         static_cast<codecs::frame_kind>(kind) != codecs::frame_kind::keepalive)
       counters().frames_by_codec[codec].fetch_add(1, std::memory_order_relaxed);
     switch (static_cast<codecs::frame_kind>(kind)) {
       case codecs::frame_kind::imei:
         on_imei(bytes);
+        link_->frame_done();
         break;
       case codecs::frame_kind::keepalive:
+        // Connections count keepalives where they arrive; a link that delivers one
+        // anyway (a replay) has it counted here.
         counters().keepalives.fetch_add(1);
         break;
       case codecs::frame_kind::avl:
@@ -125,6 +166,7 @@ class session_context {
           spdlog::debug("device {}: codec {} message ({} bytes) answers no command", state_.imei,
                         codecs::codec_name(codec), bytes.size());
         }
+        link_->frame_done();
         break;
     }
   }
@@ -167,7 +209,7 @@ class session_context {
                  link_->peer());
     // The close comes back as closed_atom, which journals the disconnection with
     // this reason and unregisters the device.
-    link_->close("imei no longer allowed");
+    close_link("imei no longer allowed");
   }
 
   void on_command(infra::commands::command_entry e) {
@@ -199,11 +241,50 @@ class session_context {
     if (state_.identified) {
       if (config_->registry)
         self_->send(config_->registry, registry::unregister_atom::value, state_.imei);
-      spdlog::info("device {}: disconnected ({}) after {} packets, {} records", state_.imei, reason,
-                   state_.packets, state_.records);
+      disconnected_log().log(spdlog::level::info,
+                             "device {}: disconnected ({}) after {} packets, {} records",
+                             state_.imei, reason, state_.packets, state_.records);
+      end_rejected_spell();
       record_event("disconnected", 0, {{"reason", reason}});
+    } else if (state_.identifying) {
+      // Gone while its IMEI was being checked: its `identified` may be written by now
+      // (a known device, or a new one on a token), and then the journal must say it
+      // left. Written for a known device only, so an unknown one still makes no key.
+      journal_event e{state_.imei, "disconnected", 0, {{"reason", reason}}};
+      e.known_only = true;
+      self_->send(writer_for(*config_, state_.imei), note_atom::value, std::move(e));
     }
     self_->quit();
+  }
+
+  // Asks the connection to close; the close comes back as closed_atom.
+  void close_link(std::string reason) {
+    state_.closing = true;
+    link_->close(std::move(reason));
+  }
+
+  [[nodiscard]] bool command_waiting() const {
+    return state_.trouble && state_.trouble->command_waiting;
+  }
+
+  session_state::unusual& unusual() {
+    if (!state_.trouble)
+      state_.trouble = std::make_unique<session_state::unusual>(config_->max_bad_frames);
+    return *state_.trouble;
+  }
+
+  // A run of frames that failed to decode is one journal event, written when it ends
+  // (a frame decodes, or the device leaves): a flood of bad frames costs the journal
+  // one entry, not one a frame.
+  void end_rejected_spell() {
+    if (!state_.trouble) return;
+    const auto spell = state_.trouble->bad.end_spell();
+    if (!spell) return;
+    record_event("frame_rejected", -1,
+                 {{"error", std::string(codecs::to_string(spell->first_error))},
+                  {"offset", std::to_string(spell->first_offset)},
+                  {"size", std::to_string(spell->first_size)},
+                  {"frames", std::to_string(spell->frames)}});
   }
 
   // Through the configuration rather than a reference of its own: 8 bytes a session,
@@ -227,8 +308,8 @@ class session_context {
 
   // Writes a journaled command frame unless AVL ACKs are owed, then starts its timer.
   void write_command() {
-    if (!state_.command_waiting || !state_.persisting.empty()) return;
-    const auto waiting = std::move(state_.command_waiting);
+    if (!command_waiting() || !state_.persisting.empty()) return;
+    const auto waiting = std::move(state_.trouble->command_waiting);
     link_->send(std::move(waiting->frame));
     counters().commands_written.fetch_add(1, std::memory_order_relaxed);
     self_->delayed_send(self_, config_->command_timeout, commands::cmd_timeout_atom::value,
@@ -238,7 +319,7 @@ class session_context {
   // Starts the next queued command if the device is free: write it now, or once the
   // AVL ACKs owed are written.
   void next_command() {
-    if (!state_.handshake_answered || !config_->responder || state_.command_waiting) return;
+    if (!state_.handshake_answered || !config_->responder || command_waiting()) return;
     std::vector<commands::resolved_command> expired;
     const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
                            std::chrono::system_clock::now().time_since_epoch())
@@ -257,7 +338,7 @@ class session_context {
     }
     // command_dispatched is already in the journal: the reader appends it before it
     // hands a command to its session, so the write follows no extra round trip.
-    state_.command_waiting = std::make_unique<session_state::waiting_command>(
+    unusual().command_waiting = std::make_unique<session_state::waiting_command>(
         session_state::waiting_command{std::move(frame), entry->entry_id});
     write_command();
   }
@@ -267,20 +348,81 @@ class session_context {
     const codecs::decode_status s = codecs::parse_imei_packet(bytes, id);
     if (!s.ok()) {
       counters().handshakes_rejected.fetch_add(1);
-      spdlog::warn("device {}: bad handshake: {}", link_->peer(), codecs::to_string(s.code));
+      counters().refusals.count(refusal::bad_handshake);
+      refusal_log(refusal::bad_handshake)
+          .log(spdlog::level::warn, "device {}: bad handshake: {}", link_->peer(),
+               codecs::to_string(s.code));
       link_->send({codecs::imei_rejected});
-      link_->close("bad handshake");
+      close_link("bad handshake");
       return;
     }
     state_.imei = std::string(id.str());
     state_.device = id;
     if (config_->allowlist && !config_->allowlist->admits(state_.imei)) {
       counters().handshakes_rejected.fetch_add(1);
-      spdlog::warn("device {}: not in the allowlist; rejected ({})", state_.imei, link_->peer());
+      counters().refusals.count(refusal::allowlist);
+      refusal_log(refusal::allowlist)
+          .log(spdlog::level::warn, "device {}: not in the allowlist; rejected ({})", state_.imei,
+               link_->peer());
       link_->send({codecs::imei_rejected});
-      link_->close("imei not allowed");
+      close_link("imei not allowed");
       return;
     }
+    state_.identifying = true;
+    journal_identified(true);
+  }
+
+  // The event is journaled before the device sees the verdict. A device the store
+  // does not know yet costs its address a new-device token, asked for only then: the
+  // first attempt writes only for a known device. If Redis is down the device is
+  // accepted anyway: its data will simply not be ACKed until Redis returns.
+  void journal_identified(bool known_only) {
+    journal_event e{state_.imei, "identified", 1, {{"peer", link_->peer()}}};
+    if (!link_->via().empty()) e.fields.emplace_back("via", link_->via());
+    e.known_only = known_only;
+    self_
+        ->request(writer_for(*config_, state_.imei), caf::duration{caf::infinite},
+                  event_atom::value, std::move(e))
+        .then(
+            // The context lives as long as the actor, and a response handler runs
+            // only while the actor does.
+            [this](const write_outcome& o) {
+              if (o.ok && o.unknown_device) {
+                if (link_->admit_new_device()) {
+                  journal_identified(false);
+                } else {
+                  refuse_new_device();
+                }
+                return;
+              }
+              // The writer's persist log says why at warn, once per outage rather
+              // than once per device.
+              if (!o.ok)
+                spdlog::debug("device {}: identified event not journaled: {}", state_.imei,
+                              o.error);
+              identified();
+            },
+            [this](const caf::error&) {
+              spdlog::warn("device {}: identified event timed out", state_.imei);
+              identified();
+            });
+  }
+
+  void refuse_new_device() {
+    state_.identifying = false;
+    counters().handshakes_rejected.fetch_add(1);
+    counters().refusals.count(refusal::new_device);
+    refusal_log(refusal::new_device)
+        .log(spdlog::level::warn,
+             "device {}: rejected: a new device, and its address ({}) has no new-device token "
+             "left (--new-devices-per-hour; an allowlist admits known fleets without one)",
+             state_.imei, link_->peer());
+    link_->send({codecs::imei_rejected});
+    close_link("new-device budget spent");
+  }
+
+  void identified() {
+    state_.identifying = false;
     state_.identified = true;
     // Registration happens here, on the session's lifecycle, never per frame.
     if (config_->registry)
@@ -289,30 +431,15 @@ class session_context {
     // Commands queued while the device was offline now come through our stream.
     if (config_->responder)
       self_->send(config_->responder, commands::drain_off_atom::value, state_.imei);
-    journal_event e{state_.imei, "identified", 1, {{"peer", link_->peer()}}};
-    if (!link_->via().empty()) e.fields.emplace_back("via", link_->via());
-    // The event is journaled before the device sees the verdict. If Redis is down the
-    // device is accepted anyway: its data will simply not be ACKed until Redis returns.
-    self_
-        ->request(writer_for(*config_, state_.imei), caf::duration{caf::infinite},
-                  event_atom::value, std::move(e))
-        .then(
-            // The context lives as long as the actor, and a response handler runs
-            // only while the actor does.
-            [this](const write_outcome& o) {
-              // The writer's persist log says why at warn, once per outage rather
-              // than once per device.
-              if (!o.ok)
-                spdlog::debug("device {}: identified event not journaled: {}", state_.imei,
-                              o.error);
-              counters().handshakes_accepted.fetch_add(1);
-              spdlog::info("device {}: connected from {}", state_.imei, link_->peer());
-              answer_handshake();
-            },
-            [this](const caf::error&) {
-              spdlog::warn("device {}: identified event timed out", state_.imei);
-              answer_handshake();
-            });
+    counters().handshakes_accepted.fetch_add(1);
+    connected_log().log(spdlog::level::info, "device {}: connected from {}", state_.imei,
+                        link_->peer());
+    answer_handshake();
+    // Packets a device sent before its 01 go on, in order.
+    if (state_.trouble) {
+      auto early = std::move(state_.trouble->early_frames);
+      for (const auto& frame : early) on_avl(frame);
+    }
   }
 
   void answer_handshake() {
@@ -322,10 +449,16 @@ class session_context {
   }
 
   void on_avl(const std::vector<std::uint8_t>& bytes) {
+    if (state_.identifying) {
+      // Its IMEI is being checked; the connection's bound on frames in flight keeps
+      // these few.
+      unusual().early_frames.push_back(bytes);
+      return;
+    }
     counters().frames_avl.fetch_add(1);
     if (!state_.identified) {
       link_->frame_done();
-      link_->close("data before handshake");
+      close_link("data before handshake");
       return;
     }
     // One packet buffer per scheduler thread: decoding allocates nothing once warm.
@@ -336,15 +469,24 @@ class session_context {
       const auto code = static_cast<std::size_t>(s.code);
       if (code < counters().frames_rejected_by_error.size())
         counters().frames_rejected_by_error[code].fetch_add(1, std::memory_order_relaxed);
-      spdlog::warn("device {}: frame rejected: {} at offset {} ({} bytes); no ACK", state_.imei,
-                   codecs::to_string(s.code), s.offset, bytes.size());
-      record_event("frame_rejected", -1,
-                   {{"error", std::string(codecs::to_string(s.code))},
-                    {"offset", std::to_string(s.offset)},
-                    {"size", std::to_string(bytes.size())}});
-      link_->frame_done();
+      frame_rejected_log().log(spdlog::level::warn,
+                               "device {}: frame rejected: {} at offset {} ({} bytes); no ACK",
+                               state_.imei, codecs::to_string(s.code), s.offset, bytes.size());
+      if (!unusual().bad.rejected(s, bytes.size())) {
+        link_->frame_done();
+      } else {
+        counters().refusals.count(refusal::bad_frames);
+        refusal_log(refusal::bad_frames)
+            .log(spdlog::level::warn,
+                 "device {}: {} frames failed to decode; closing (--max-bad-frames)", state_.imei,
+                 state_.trouble->bad.bad());
+        // The close comes back as closed_atom, which journals the spell.
+        close_link("too many bad frames (" + std::to_string(state_.trouble->bad.bad()) +
+                   "), the last " + std::string(codecs::to_string(s.code)));
+      }
       return;
     }
+    end_rejected_spell();
     auto job = infra::telemetry::render_packet(state_.imei, packet, bytes);
     counters().persist_in_flight.fetch_add(1);
     state_.persisting.push_back(

@@ -43,6 +43,8 @@ struct session_config {
   commands::command_responder_actor responder;
   std::size_t command_queue_limit = 16;
   std::chrono::milliseconds command_timeout{30'000};
+  /// AVL frames that fail to decode before the connection is closed; 0: no limit.
+  std::uint32_t max_bad_frames = 3;
 };
 
 /// One device session. It receives the connection's frames as messages, owns the
@@ -50,7 +52,10 @@ struct session_config {
 /// 01/00, an AVL packet is decoded, persisted through the device's writer shard and
 /// only then ACKed with the number of records stored; a resend after a lost ACK is
 /// ACKed again without being stored twice; a malformed frame is refused, counted and
-/// logged with the IMEI, and gets no ACK. Every change is a journal event.
+/// logged with the IMEI, and gets no ACK, and after `max_bad_frames` of them the
+/// connection closes. An IMEI the store does not know yet is accepted only on a
+/// new-device token of its source address, so that no source makes keys without
+/// bound. Every change is a journal event.
 session_actor::behavior_type session(session_actor_base* self,
                                      const std::shared_ptr<infra::net::device_link>& link,
                                      const std::shared_ptr<const session_config>& config);

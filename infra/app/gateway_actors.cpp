@@ -50,6 +50,7 @@ struct gateway_actors::impl {
   std::shared_ptr<actors::gateway::retention_status> retention =
       std::make_shared<actors::gateway::retention_status>();
   std::shared_ptr<const actors::gateway::session_config> sessions;
+  std::shared_ptr<net::udp_backlog> udp_backlog;
 
   template <class Handle>
   Handle add(Handle handle) {
@@ -70,9 +71,9 @@ gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& re
                                                             redis.key_shards);
   };
   auto command_store = [&](const char* role, std::chrono::milliseconds io_timeout) {
-    return std::make_shared<commands::redis_command_store>(redis.connection(role, io_timeout),
-                                                           redis.instance, plan.command_max_payload,
-                                                           redis.key_shards);
+    return std::make_shared<commands::redis_command_store>(
+        redis.connection(role, io_timeout), redis.instance, plan.command_max_payload,
+        redis.key_shards, plan.allow_command_control_chars);
   };
   impl_->registry = impl_->add(system.spawn<caf::detached>(
       actors::registry::registry, plan.registry, registry_store("registry"), counters));
@@ -110,14 +111,19 @@ gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& re
   config->responder = impl_->responder;
   config->command_queue_limit = plan.command_queue;
   config->command_timeout = plan.command_timeout;
+  config->max_bad_frames = plan.max_bad_frames;
   gw::writer_config writing = plan.writer;
   writing.health = std::move(health);
   for (int i = 0; i < plan.writer_shards; ++i)
     config->writers.push_back(impl_->add(system.spawn<caf::detached>(
         gw::telemetry_writer, writing, redis.telemetry_store(plan, i), i, counters)));
   impl_->sessions = config;
-  // UDP datagrams of every device go through one actor.
-  impl_->udp = impl_->add(system.spawn(gw::udp_ingest, impl_->sessions, plan.udp_idle_timeout));
+  // UDP datagrams of every device go through one actor; the io thread stops handing
+  // them on while it is behind by --udp-backlog.
+  gw::udp_config udp = plan.udp;
+  impl_->udp_backlog = std::make_shared<net::udp_backlog>(plan.udp_backlog);
+  udp.backlog = impl_->udp_backlog;
+  impl_->udp = impl_->add(system.spawn(gw::udp_ingest, impl_->sessions, udp));
 }
 
 gateway_actors::~gateway_actors() = default;
@@ -136,6 +142,10 @@ net::udp_server::handler gateway_actors::udp_handler() const {
     caf::anon_send(udp, actors::gateway::datagram_atom::value, std::move(datagram),
                    std::move(reply), std::move(peer));
   };
+}
+
+std::shared_ptr<net::udp_backlog> gateway_actors::udp_backlog() const {
+  return impl_->udp_backlog;
 }
 
 std::shared_ptr<const actors::commands::session_directory> gateway_actors::directory() const {

@@ -39,6 +39,8 @@ class gateway_actors {
   [[nodiscard]] net::listener_factory session_factory() const;
   /// Hands every UDP datagram to the one UDP ingest actor.
   [[nodiscard]] net::udp_server::handler udp_handler() const;
+  /// What the UDP actor has yet to take up of what udp_handler() handed it.
+  [[nodiscard]] std::shared_ptr<net::udp_backlog> udp_backlog() const;
   /// Where sessions announce themselves, for the allowlist keeper.
   [[nodiscard]] std::shared_ptr<const actors::commands::session_directory> directory() const;
   /// What the retention actor saw last, for the metrics.

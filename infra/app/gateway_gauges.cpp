@@ -19,6 +19,7 @@ exporter::live_gauges live_gauges(
   using c = net::server_counters;
   exporter::live_gauges g;
   g.connections_open = [sum] { return sum(&c::open); };
+  g.keepalives = [sum] { return sum(&c::keepalives); };
   g.connection_results = [sum] {
     return exporter::live_gauges::labelled{{"accepted", sum(&c::accepted)},
                                            {"refused_over_limit", sum(&c::refused_over_limit)},

@@ -36,13 +36,21 @@ std::string gateway_listeners::open(const gateway_plan& plan, gateway_actors& ac
   }
   io = std::make_unique<net::io_pool>(static_cast<std::size_t>(plan.io_threads));
   address_limits = std::make_shared<net::address_limits>(plan.per_address);
-  tls_handshakes = std::make_shared<net::handshake_gate>(plan.tls_handshakes);
+  tls_handshakes = std::make_shared<net::handshake_gate>(plan.tls_gate);
+  // Refusals count into the instance's counters (an alias of `counters`).
+  const std::shared_ptr<metrics::refusal_counters> refusals(counters, &counters->refusals);
   auto listen = [&](std::uint16_t port, std::shared_ptr<net::tls_context_source> on_tls) {
+    net::listener_security security;
+    security.proxy = plan.proxy;
+    security.proxy_from = plan.proxy_from;
+    security.tls = std::move(on_tls);
+    security.limits = address_limits;
+    security.trusted = plan.trusted_sources;
+    security.refusals = refusals;
+    security.handshakes = security.tls ? tls_handshakes : nullptr;
     return std::make_unique<net::tcp_server>(
         *io, net::tcp::endpoint{net::asio::ip::make_address(plan.bind), port}, plan.limits,
-        actors.session_factory(), capture,
-        net::listener_security{plan.proxy, plan.proxy_from, on_tls, address_limits,
-                               on_tls ? tls_handshakes : nullptr});
+        actors.session_factory(), capture, std::move(security));
   };
   // --port is plain unless TLS has no port of its own; --tls-port is TLS.
   try {
@@ -59,13 +67,20 @@ std::string gateway_listeners::open(const gateway_plan& plan, gateway_actors& ac
     }
   }
   // UDP on the same port number as TCP (the bound one, when --port is 0).
-  try {
-    udp = std::make_unique<net::udp_server>(
-        io->front(), net::udp::endpoint{net::asio::ip::make_address(plan.bind), server->port()},
-        actors.udp_handler());
-  } catch (const std::exception& e) {
-    return "cannot listen on udp " + plan.bind + ":" + std::to_string(server->port()) + ": " +
-           e.what();
+  if (plan.udp_enabled) {
+    net::udp_limits limits;
+    limits.per_address = std::make_shared<net::address_limits>(plan.udp_per_address);
+    limits.trusted = plan.trusted_sources;
+    limits.backlog = actors.udp_backlog();
+    limits.refusals = refusals;
+    try {
+      udp = std::make_unique<net::udp_server>(
+          io->front(), net::udp::endpoint{net::asio::ip::make_address(plan.bind), server->port()},
+          actors.udp_handler(), std::move(limits));
+    } catch (const std::exception& e) {
+      return "cannot listen on udp " + plan.bind + ":" + std::to_string(server->port()) + ": " +
+             e.what();
+    }
   }
   if (plan.metrics_addr.empty()) return "";
   try {
@@ -84,14 +99,14 @@ std::string gateway_listeners::open(const gateway_plan& plan, gateway_actors& ac
 void gateway_listeners::start() {
   server->start();
   if (tls_server) tls_server->start();
-  udp->start();
+  if (udp) udp->start();
   io->start();
 }
 
 void gateway_listeners::stop_accepting() {
   server->stop_accepting();
   if (tls_server) tls_server->stop_accepting();
-  udp->stop();
+  if (udp) udp->stop();
 }
 
 void gateway_listeners::close_all(const std::string& reason) {

@@ -9,12 +9,15 @@
 
 #include "actors/commands/command_config.hpp"
 #include "actors/gateway/retention_status.hpp"
+#include "actors/gateway/udp_config.hpp"
 #include "actors/gateway/writer_config.hpp"
 #include "actors/registry/registry_config.hpp"
 #include "codecs/codec_id.hpp"
 #include "infra/capture/capture_files.hpp"
+#include "infra/log/log_budget.hpp"
 #include "infra/net/address_limits.hpp"
 #include "infra/net/connection_limits.hpp"
+#include "infra/net/handshake_gate.hpp"
 #include "infra/net/ip_prefix.hpp"
 #include "infra/net/proxy_header.hpp"
 #include "infra/net/tls_context.hpp"
@@ -37,14 +40,26 @@ struct gateway_plan {
   std::uint16_t port = 5027;             ///< TCP and UDP; 0: any free port.
   std::uint16_t tls_port = 0;            ///< TLS on a port of its own; 0: `port` speaks TLS.
   std::optional<net::tls_settings> tls;  ///< Nothing: plain TCP.
-  std::size_t tls_handshakes = 256;      ///< At once over the instance; 0: no bound.
+  /// TLS handshakes at once over the instance (0: no bound), and the longest wait on
+  /// a device in one step of a handshake that holds a slot.
+  net::handshake_gate::settings tls_gate;
   net::proxy_mode proxy = net::proxy_mode::off;
   std::vector<net::ip_prefix> proxy_from = net::loopback_prefixes();
   std::string proxy_from_text = "127.0.0.0/8,::1/128";  ///< As given, for the start-up line.
   net::address_limit_settings per_address;
+  /// Sources exempt from the per-address limits; none unless named.
+  std::vector<net::ip_prefix> trusted_sources;
+  std::string trusted_sources_text;  ///< As given, for the start-up line.
   net::connection_limits limits;
-  /// Silence after which a UDP device is journaled as disconnected.
-  std::chrono::milliseconds udp_idle_timeout{30 * 60 * 1000};
+  /// AVL frames that fail to decode before a connection is closed; 0: no limit.
+  std::uint32_t max_bad_frames = 3;
+  /// UDP on the device port, and what it lets a source spend.
+  bool udp_enabled = true;
+  net::address_limit_settings udp_per_address;
+  std::size_t udp_backlog = 10'000;
+  actors::gateway::udp_config udp;
+  /// Lines a peer can cause, per cause and interval.
+  infra::log_budget_settings log_budgets;
 
   // --- who may connect -----------------------------------------------------------
   std::string allowlist_file;    ///< Empty: no file.
@@ -86,6 +101,8 @@ struct gateway_plan {
   std::size_t command_queue = 16;  ///< Per device, queued or in flight.
   std::chrono::milliseconds command_timeout{30'000};
   std::size_t command_max_payload = 512;
+  /// Command texts with control characters are delivered rather than failed malformed.
+  bool allow_command_control_chars = false;
 
   // --- around the instance ---------------------------------------------------------
   std::optional<capture::rotation_policy> capture;  ///< Nothing: no recording.

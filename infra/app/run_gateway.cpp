@@ -1,6 +1,7 @@
 #include "infra/app/run_gateway.hpp"
 
 #include <csignal>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -11,9 +12,11 @@
 #include "infra/app/gateway_listeners.hpp"
 #include "infra/app/gateway_redis.hpp"
 #include "infra/health/persist_health.hpp"
+#include "infra/log/log_budget.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/net/allowlist_source.hpp"
 #include "infra/net/tls_context.hpp"
+#include "infra/net/tls_memory.hpp"
 #include "infra/process/allocator.hpp"
 #include "infra/process/cpu_policy.hpp"
 #include "infra/process/service_notify.hpp"
@@ -39,6 +42,8 @@ struct gateway {
   std::unique_ptr<gateway_actors> actors;
   gateway_listeners listeners;
   process::service_notifier service;
+  /// Tells, every log interval, the lines the log budgets held back.
+  std::shared_ptr<net::asio::steady_timer> log_flush;
 };
 
 // What is read from files (the allowlist, the TLS certificate) loads before anything
@@ -61,6 +66,9 @@ int load_files(gateway& g) {
       return 2;
     }
     spdlog::info("TLS certificate: {}", context->description());
+    if (!context->warning().empty()) spdlog::warn("{}", context->warning());
+    if (const auto& memory = net::tls_memory_status(); !memory.warning.empty())
+      spdlog::warn("TLS: {}", memory.warning);
     g.tls = std::make_shared<net::tls_context_source>(*g.plan.tls, std::move(context));
   }
   return 0;
@@ -83,6 +91,7 @@ int load_redis_allowlist(gateway& g) {
 // the setup, 1 for Redis or a port), then the actors, then the ports.
 int start(gateway& g) {
   const gateway_plan& plan = g.plan;
+  configure_log_budgets(plan.log_budgets);
   if (const int code = load_files(g); code != 0) return code;
   // Before any thread starts, so that all of them inherit it. Not fatal: the gateway
   // works the same under the normal policy, at some more CPU per packet.
@@ -129,6 +138,24 @@ void notify_ready(gateway& g) {
   });
 }
 
+// A flood's last lines held back are told even when nothing of its cause follows.
+void flush_log_budgets_every(gateway& g, std::chrono::milliseconds interval) {
+  g.log_flush = std::make_shared<net::asio::steady_timer>(g.listeners.io->front());
+  auto tick = std::make_shared<std::function<void()>>();
+  *tick = [timer = std::weak_ptr(g.log_flush), interval, weak = std::weak_ptr(tick)] {
+    auto t = timer.lock();
+    auto again = weak.lock();
+    if (!t || !again) return;
+    t->expires_after(interval);
+    t->async_wait([again](const boost::system::error_code& ec) {
+      if (ec) return;
+      flush_log_budgets();
+      (*again)();
+    });
+  };
+  (*tick)();
+}
+
 void say_listening(const gateway& g) {
   const gateway_plan& plan = g.plan;
   const auto& server = *g.listeners.server;
@@ -136,10 +163,11 @@ void say_listening(const gateway& g) {
   const auto running = process::current_cpu_policy();
   const std::string_view running_policy = running ? process::to_string(*running) : "real-time";
   spdlog::info(
-      "instance {} listening on {}:{} tcp+udp ({} io threads, {} actor threads, {} writers, "
+      "instance {} listening on {}:{} {} ({} io threads, {} actor threads, {} writers, "
       "cpu policy {}, {}){}",
-      plan.instance_id, plan.bind, server.port(), plan.io_threads, plan.actor_threads,
-      plan.writer_shards, running_policy, process::allocator_in_use(),
+      plan.instance_id, plan.bind, server.port(), g.listeners.udp ? "tcp+udp" : "tcp",
+      plan.io_threads, plan.actor_threads, plan.writer_shards, running_policy,
+      process::allocator_in_use(),
       plan.metrics_addr.empty() ? "" : ", metrics on http://" + plan.metrics_addr + "/metrics");
   if (g.tls)
     spdlog::info("TLS on tcp {}:{}{}", plan.bind, tls_server ? tls_server->port() : server.port(),
@@ -147,6 +175,9 @@ void say_listening(const gateway& g) {
   if (plan.proxy != net::proxy_mode::off)
     spdlog::info("PROXY protocol {} required on every TCP connection, from {} only",
                  net::to_string(plan.proxy), plan.proxy_from_text);
+  if (!plan.trusted_sources.empty())
+    spdlog::info("per-address limits do not apply to --trusted-sources {}",
+                 plan.trusted_sources_text);
 }
 
 // SIGHUP: re-read what can change without dropping a device: the allowlist (devices
@@ -160,9 +191,11 @@ void reload(allowlist_keeper* allowlist, net::tls_context_source* tls) {
   if (allowlist != nullptr) allowlist->reload("SIGHUP");
   if (tls != nullptr) {
     std::string report;
-    if (tls->reload(report))
+    if (tls->reload(report)) {
       spdlog::info("SIGHUP: TLS {}", report);
-    else
+      if (const auto& warning = tls->current()->warning(); !warning.empty())
+        spdlog::warn("SIGHUP: TLS: {}", warning);
+    } else
       spdlog::error("SIGHUP: TLS: {}", report);
   }
 }
@@ -171,6 +204,7 @@ void reload(allowlist_keeper* allowlist, net::tls_context_source* tls) {
 int serve(gateway& g) {
   g.listeners.start();
   g.counters->listening.store(true);
+  flush_log_budgets_every(g, g.plan.log_budgets.interval);
   notify_ready(g);
   say_listening(g);
   if (g.allowlist) {

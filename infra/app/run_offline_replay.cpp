@@ -9,6 +9,7 @@
 #include "actors/gateway/gateway_messages.hpp"
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
+#include "codecs/device_conversation.hpp"
 #include "codecs/imei.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/telemetry/memory_telemetry_store.hpp"
@@ -80,6 +81,7 @@ struct connection_run {
   const recorded_connection* rec = nullptr;
   std::shared_ptr<replay_link> link;
   codecs::tcp_framer framer;
+  codecs::inbound_guard guard;
   actors::gateway::session_actor session;
   bool closed = false;
   std::vector<std::uint8_t> recorded_answers;
@@ -123,6 +125,7 @@ replay::offline_result run_offline_replay(const capture::capture_set& capture,
     runs.push_back(connection_run{&rec,
                                   std::make_shared<replay_link>(live_peer_text(rec.device)),
                                   codecs::tcp_framer(settings.max_frame_size, true),
+                                  codecs::inbound_guard{},
                                   actors::gateway::session_actor{},
                                   false,
                                   {}});
@@ -175,6 +178,18 @@ replay::offline_result run_offline_replay(const capture::capture_set& capture,
                         " at stream offset " + std::to_string(r.status.offset));
         break;
       }
+      // The same rules as the server's: the IMEI first, keepalives counted where they
+      // arrive. The replay delivers every frame at once, so none waits in flight.
+      const codecs::frame_verdict verdict = run.guard.on_frame(r.value.kind);
+      if (verdict == codecs::frame_verdict::keepalive) {
+        counters->keepalives.fetch_add(1);
+        continue;
+      }
+      if (verdict == codecs::frame_verdict::before_imei) {
+        run.link->close(std::string(codecs::before_imei_reason));
+        break;
+      }
+      run.guard.frame_done();
       caf::anon_send(run.session, actors::gateway::frame_atom::value,
                      static_cast<std::uint8_t>(r.value.kind), r.value.codec,
                      std::vector<std::uint8_t>(r.value.bytes.begin(), r.value.bytes.end()));

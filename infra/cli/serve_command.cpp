@@ -1,6 +1,7 @@
 #include "infra/cli/serve_command.hpp"
 #include "infra/cli/listen_address.hpp"
 #include "infra/cli/log_options.hpp"
+#include "infra/cli/serve_budgets.hpp"
 #include "infra/cli/serve_options.hpp"
 
 #include <memory>
@@ -141,8 +142,8 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--per-address-rate", o->per_address_rate,
                   "New connections per second one source address may open (0: no limit). "
-                  "The address is the PROXY header's when there is one; a loopback peer "
-                  "without a header is exempt")
+                  "The address is the PROXY header's when there is one; only "
+                  "--trusted-sources are exempt")
       ->envname("TGW_PER_ADDRESS_RATE")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -327,6 +328,7 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_CAPTURE_MAX_TOTAL_MB")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30))
       ->capture_default_str();
+  add_budget_options(cmd, o->budget);
   add_log_options(cmd, o->log_level, o->log_format);
   cmd->callback([o, run, &exit_code] {
     setup_logging(o->log_level, o->log_format);

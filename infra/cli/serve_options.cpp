@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "infra/cli/serve_budgets.hpp"
 #include "infra/redis/redis_url.hpp"
 
 namespace tgw::infra {
@@ -37,7 +38,6 @@ bool plan_ports(const serve_options& o, app::gateway_plan& p, std::string& error
     p.tls = net::tls_settings{
         o.tls_cert, o.tls_key, o.tls_client_ca,
         o.tls_ciphers.empty() ? net::tls_settings::default_ciphers : o.tls_ciphers};
-  p.tls_handshakes = o.tls_handshakes;
   const auto proxy = net::parse_proxy_mode(o.proxy_protocol);
   if (!proxy) {
     error = "--proxy-protocol " + o.proxy_protocol + ": expected off, v1, v2 or any";
@@ -57,17 +57,18 @@ bool plan_ports(const serve_options& o, app::gateway_plan& p, std::string& error
             " is --port too; give TLS a port of its own or drop --tls-port";
     return false;
   }
-  // A loopback peer without a PROXY header is exempt (infra/net/tcp_connection_preamble.cpp).
-  p.per_address = {o.per_address_rate, o.per_address_burst, o.per_address_handshakes,
-                   static_cast<unsigned>(o.per_address_ipv6_prefix)};
+  p.per_address.connections_per_second = o.per_address_rate;
+  p.per_address.burst = o.per_address_burst;
+  p.per_address.handshakes = o.per_address_handshakes;
+  p.per_address.ipv6_prefix = static_cast<unsigned>(o.per_address_ipv6_prefix);
   p.limits.max_frame_size = o.max_frame_size;
   p.limits.first_byte_timeout = milliseconds{o.first_byte_timeout_ms};
   p.limits.handshake_timeout = milliseconds{o.handshake_timeout_ms};
   p.limits.idle_timeout = seconds{o.idle_timeout_s};
   p.limits.max_connections = o.max_connections;
   p.limits.max_frames_in_flight = o.max_frames_in_flight;
-  p.udp_idle_timeout = seconds{o.udp_idle_timeout_s > 0 ? o.udp_idle_timeout_s : o.idle_timeout_s};
-  return true;
+  p.udp.idle_timeout = seconds{o.udp_idle_timeout_s > 0 ? o.udp_idle_timeout_s : o.idle_timeout_s};
+  return plan_budgets(o, p, error);
 }
 
 // Redis: a parsed URL, or none for the private redis-server.

@@ -42,8 +42,8 @@ struct serve_options {
   std::string proxy_protocol = "off";
   /// CIDR blocks of the balancers a PROXY header is accepted from.
   std::string proxy_from = "127.0.0.0/8,::1/128";
-  /// Per source address (the PROXY header's, if any); 0 turns a limit off. A loopback
-  /// peer without a header is exempt.
+  /// Per source address (the PROXY header's, if any); 0 turns a limit off. Only
+  /// --trusted-sources are exempt.
   double per_address_rate = 100;
   double per_address_burst = 200;
   /// Well below tls_handshakes, so that a few addresses cannot take every slot.
@@ -92,6 +92,34 @@ struct serve_options {
   std::uint64_t capture_max_total_mb = 1024;
   std::string log_level = "info";
   std::string log_format = "text";
+
+  /// What one peer may make the instance spend (docs/OPERATIONS.md, "Hostile input").
+  struct budgets {
+    std::string trusted_sources;  ///< CIDR list exempt from the per-address limits.
+    /// Identified sessions per source address: thousands of trackers may share one
+    /// carrier-grade NAT address, so the default only stops one address taking all.
+    std::size_t per_address_sessions = 10'000;
+    /// Devices unknown to Redis that one address may bring in, per hour and at once.
+    double new_devices_per_hour = 600;
+    double new_devices_burst = 1000;
+    std::uint32_t max_bad_frames = 3;
+    std::size_t max_write_queue_bytes = std::size_t{64} * 1024;
+    std::size_t max_write_queue_writes = 64;
+    int tcp_keepalive_s = 60;
+    int tls_step_timeout_ms = 5000;
+    std::string udp = "on";
+    double udp_per_address_rate = 200;
+    double udp_per_address_burst = 400;
+    std::size_t udp_backlog = 10'000;
+    std::size_t udp_max_devices = 100'000;
+    double udp_new_devices_per_hour = 600;
+    double udp_new_devices_burst = 200;
+    int log_interval_s = 10;
+    std::uint32_t log_refusal_lines = 5;
+    std::uint32_t log_session_lines = 100;
+    /// Deliver command texts with control characters (CR, LF, NUL, ESC...).
+    bool allow_command_control_chars = false;
+  } budget;
 };
 
 /// The plan these settings make, checked once: choices become enums, counts and times

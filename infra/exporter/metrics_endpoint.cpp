@@ -85,8 +85,23 @@ class counters_collector final : public prometheus::Collectable {
     counter("teltonika_frames_total", "Frames received by kind",
             {{"avl", v(c_->frames_avl)},
              {"command", v(c_->frames_command)},
-             {"keepalive", v(c_->keepalives)}},
+             {"keepalive", v(c_->keepalives) + (g_.keepalives ? g_.keepalives() : 0.0)}},
             "kind");
+    {
+      prometheus::MetricFamily f{"teltonika_refused_total",
+                                 "What peers were refused, by the budget they spent "
+                                 "(docs/OPERATIONS.md, \"Hostile input\")",
+                                 prometheus::MetricType::Counter,
+                                 {}};
+      for (std::size_t i = 0; i < metrics::refusal_names.size(); ++i) {
+        prometheus::ClientMetric m;
+        m.label.push_back({"instance_id", instance_});
+        m.label.push_back({"reason", std::string(metrics::refusal_names[i])});
+        m.counter.value = static_cast<double>(c_->refusals[static_cast<metrics::refusal>(i)]);
+        f.metric.push_back(std::move(m));
+      }
+      out.push_back(std::move(f));
+    }
     counter("teltonika_frames_rejected_total", "AVL frames refused (bad CRC, malformed)",
             {{"", v(c_->frames_rejected)}}, nullptr);
     {

@@ -16,6 +16,8 @@ namespace tgw::infra::exporter {
 struct live_gauges {
   using labelled = std::vector<std::pair<std::string, double>>;
   std::function<double()> connections_open;
+  /// Keepalive bytes counted by the listeners, where they arrive.
+  std::function<double()> keepalives;
   /// Device connections by outcome (accepted, refused_over_limit, ...).
   std::function<labelled()> connection_results;
   /// Connections closed for a framing error with this codecs::errc value.

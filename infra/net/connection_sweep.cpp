@@ -41,6 +41,7 @@ void connection_sweep::arm() {
 // a few milliseconds a second for 100,000 connections, and nothing per packet.
 void connection_sweep::sweep() {
   const auto now = std::chrono::steady_clock::now();
+  if (gate) gate->sweep(now);
   std::size_t i = 0;
   while (i < open.size()) {
     // A connection that closes leaves its slot to the last one: look at it again.

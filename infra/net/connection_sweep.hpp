@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "infra/net/connection_executor.hpp"
+#include "infra/net/handshake_gate.hpp"
 
 namespace tgw::infra::net {
 
@@ -30,6 +31,8 @@ struct connection_sweep : std::enable_shared_from_this<connection_sweep> {
 
   connection_timer timer;
   std::chrono::milliseconds period;
+  /// The TLS handshake gate of the server, swept with the connections; null: none.
+  std::shared_ptr<handshake_gate> gate;
   std::vector<std::shared_ptr<tcp_connection>> open;
   bool armed = false;
 };

@@ -19,8 +19,9 @@ class device_link {
   /// Closes the connection after the queued bytes are written; `reason` goes to logs
   /// and metrics.
   virtual void close(std::string reason) = 0;
-  /// Marks one delivered AVL frame as finished (ACKed or refused), so reading may go
-  /// on when the per-connection bound of frames awaiting persistence was reached.
+  /// Marks one delivered frame as finished (the IMEI answered, an AVL packet ACKed or
+  /// refused, a command reply read), so reading may go on when the per-connection
+  /// bound of frames with the session was reached.
   virtual void frame_done() = 0;
   /// Writes the reply to one delivered AVL frame (its ACK) and marks the frame
   /// finished. The same as send() then frame_done(), which is what this default does;
@@ -32,6 +33,10 @@ class device_link {
   /// "ip:port" of the device: from the PROXY header when a balancer sent one. A copy,
   /// made when asked: connections keep the address, not its text.
   [[nodiscard]] virtual std::string peer() const = 0;
+  /// Spends one of the new-device tokens of the device's source address (a device
+  /// whose IMEI the store does not know yet): false when none is left, and the device
+  /// is refused. Links that count no addresses admit every device.
+  virtual bool admit_new_device() { return true; }
   /// "ip:port" of the balancer the device came through, or empty when it connected
   /// directly.
   [[nodiscard]] virtual const std::string& via() const {

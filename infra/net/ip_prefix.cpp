@@ -8,6 +8,9 @@ namespace {
 
 constexpr std::array<std::uint8_t, 12> v4_mapped_prefix = {0, 0, 0, 0, 0,    0,
                                                            0, 0, 0, 0, 0xFF, 0xFF};
+// RFC 6052's well-known NAT64 prefix, 64:ff9b::/96: an IPv4 host as an IPv6-only
+// network's NAT64 gateway presents it.
+constexpr std::array<std::uint8_t, 12> nat64_prefix = {0, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0};
 
 unsigned width(const ip_endpoint& a) {
   return a.v6 ? 128 : 32;
@@ -34,9 +37,10 @@ std::string_view trimmed(std::string_view s) {
 }  // namespace
 
 ip_endpoint unmapped(const ip_endpoint& address) {
-  if (!address.v6 ||
-      !std::equal(v4_mapped_prefix.begin(), v4_mapped_prefix.end(), address.address.begin()))
-    return address;
+  const auto starts_with = [&](const std::array<std::uint8_t, 12>& prefix) {
+    return std::equal(prefix.begin(), prefix.end(), address.address.begin());
+  };
+  if (!address.v6 || !(starts_with(v4_mapped_prefix) || starts_with(nat64_prefix))) return address;
   ip_endpoint out;
   out.port = address.port;
   std::copy(address.address.begin() + 12, address.address.end(), out.address.begin());

@@ -31,9 +31,10 @@ std::optional<std::vector<ip_prefix>> parse_prefixes(std::string_view text, std:
 /// 127.0.0.0/8 and ::1/128, the default balancers: the gateway's own host.
 std::vector<ip_prefix> loopback_prefixes();
 
-/// An IPv4-mapped IPv6 address (::ffff:a.b.c.d) as the IPv4 address a.b.c.d; any
-/// other address unchanged. A dual-stack socket or a balancer may give either form
-/// of one device's address, and both must be one address to the limits.
+/// An IPv4-mapped IPv6 address (::ffff:a.b.c.d) or a NAT64 one of the well-known
+/// prefix (64:ff9b::a.b.c.d) as the IPv4 address a.b.c.d; any other address
+/// unchanged. A dual-stack socket, a balancer or a NAT64 gateway may give another form
+/// of one device's IPv4 address, and every form must be one address to the limits.
 ip_endpoint unmapped(const ip_endpoint& address);
 
 /// `address` with every bit after the first `bits` cleared (the port kept).

@@ -2,30 +2,42 @@
 // deadlines the sweep enforces, and the close.
 #include "infra/net/tcp_connection.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
+#include "infra/log/refusal_log.hpp"
+#include "infra/net/asio_endpoint.hpp"
+
 namespace tgw::infra::net {
 namespace {
 
-ip_endpoint to_ip_endpoint(const tcp::endpoint& e) {
-  ip_endpoint out;
-  out.port = e.port();
-  auto address = e.address();
-  // A dual-stack listener sees IPv4 devices as v4-mapped; they are recorded as IPv4.
-  if (address.is_v6() && address.to_v6().is_v4_mapped())
-    address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
-  if (address.is_v4()) {
-    const auto b = address.to_v4().to_bytes();
-    std::copy(b.begin(), b.end(), out.address.begin());
-  } else {
-    const auto b = address.to_v6().to_bytes();
-    std::copy(b.begin(), b.end(), out.address.begin());
-    out.v6 = true;
-  }
-  return out;
+// Keepalive probes find a device that vanished (power lost, out of coverage, a NAT
+// that forgot it) long before the idle timeout, which is the device's own silence.
+void keep_alive(connection_socket& socket, std::chrono::seconds idle) {
+  if (idle.count() <= 0) return;
+  const int fd = socket.native_handle();
+  const int on = 1;
+  const int first = static_cast<int>(idle.count());
+  const int every = std::max(1, first / 10);
+  const int probes = 5;
+  // Best effort: a socket that refuses an option keeps the idle timeout, which still
+  // closes it. These cannot fail on a TCP socket that exists.
+  (void)::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &first, sizeof first);
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &every, sizeof every);
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+}
+
+// Lines about connections that never got as far as an IMEI, whatever ended them.
+log_budget& closed_early_log() {
+  static log_budget budget{"connection closed before its handshake", log_kind::refusal};
+  return budget;
 }
 
 }  // namespace
@@ -48,6 +60,7 @@ tcp_connection::tcp_connection(tcp_server& server, connection_socket socket,
   known_endpoints_ = device_known_ && !ec;
   socket_.set_option(tcp::no_delay(true), ec);
   socket_.non_blocking(true, ec);
+  keep_alive(socket_, settings_->limits.tcp_keepalive);
 }
 
 void tcp_connection::start() {
@@ -60,7 +73,8 @@ void tcp_connection::start() {
     }
     if (!self->from_balancer()) {
       self->server_.counters_.refused_proxy_source.fetch_add(1, std::memory_order_relaxed);
-      self->shutdown("PROXY protocol: " + self->peer() + " is not in --proxy-from");
+      self->refuse(metrics::refusal::proxy_source,
+                   "PROXY protocol: " + self->peer() + " is not in --proxy-from");
       return;
     }
     self->phase_ = phase::proxy;
@@ -105,17 +119,19 @@ void tcp_connection::abort(const std::string& reason) {
 // the last read.
 bool tcp_connection::close_if_past_deadline(std::chrono::steady_clock::time_point now) {
   if (closed_) return false;
-  if (!identified_) {
+  if (!guard_.identified()) {
     if (!first_byte_ && now >= last_read_ + settings_->limits.first_byte_timeout) {
-      shutdown(phase_ == phase::proxy ? "first-byte timeout (no PROXY header)"
-                                      : "first-byte timeout (the device sent nothing)");
+      refuse(metrics::refusal::first_byte_timeout,
+             phase_ == phase::proxy ? "first-byte timeout (no PROXY header)"
+                                    : "first-byte timeout (the device sent nothing)");
       return true;
     }
     if (now < last_read_ + settings_->limits.handshake_timeout) return false;
-    shutdown(phase_ == phase::proxy   ? "handshake timeout (no PROXY header)"
-             : phase_ == phase::hello ? "handshake timeout (TLS ClientHello incomplete)"
-             : phase_ == phase::tls   ? "handshake timeout (TLS)"
-                                      : "handshake timeout");
+    refuse(metrics::refusal::handshake_timeout,
+           phase_ == phase::proxy   ? "handshake timeout (no PROXY header)"
+           : phase_ == phase::hello ? "handshake timeout (TLS ClientHello incomplete)"
+           : phase_ == phase::tls   ? "handshake timeout (TLS)"
+                                    : "handshake timeout");
     return true;
   }
   if (now < last_read_ + settings_->limits.idle_timeout) return false;
@@ -123,10 +139,29 @@ bool tcp_connection::close_if_past_deadline(std::chrono::steady_clock::time_poin
   return true;
 }
 
-void tcp_connection::shutdown(const std::string& reason) {
+void tcp_connection::count(metrics::refusal why) const {
+  if (settings_->alive && settings_->security.refusals) settings_->security.refusals->count(why);
+}
+
+void tcp_connection::refuse(metrics::refusal why, const std::string& reason) {
+  if (closed_) return;
+  count(why);
+  // Told here whatever the phase: after the IMEI the session's line says only that the
+  // device left, not which budget it spent.
+  refusal_log(why).log(spdlog::level::info, "connection from {}{}: {}{}", peer(),
+                       via_ ? " via " + *via_ : "",
+                       guard_.identified() ? "" : "closed before its handshake: ", reason);
+  shutdown(reason, true);
+}
+
+void tcp_connection::shutdown(const std::string& reason, bool told) {
   if (closed_) return;
   closed_ = true;
   release_limit();
+  if (holds_session_) {
+    settings_->security.limits->session_over(address_key());
+    holds_session_ = false;
+  }
   leave_gate();
   boost::system::error_code ec;
   // The sweep held the connection; it lives to the end of this function.
@@ -149,11 +184,12 @@ void tcp_connection::shutdown(const std::string& reason) {
     listener_->on_closed(reason);
     listener_.reset();  // breaks the cycle session -> link -> listener -> session
   }
-  if (!identified_ && reason != "shutdown") {
+  if (!guard_.identified() && reason != "shutdown" && !told) {
     // No device was identified, so no session has anything to say: the outcome of
     // the preamble, or of a TLS session that ended before the IMEI, is told here.
-    spdlog::info("connection from {}{}: closed before its handshake: {}", peer(),
-                 via_ ? " via " + *via_ : "", reason);
+    closed_early_log().log(spdlog::level::info,
+                           "connection from {}{}: closed before its handshake: {}", peer(),
+                           via_ ? " via " + *via_ : "", reason);
   }
   if (settings_->alive) server_.forget(this);
 }

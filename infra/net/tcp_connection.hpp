@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "codecs/device_conversation.hpp"
+#include "infra/metrics/refusals.hpp"
 #include "infra/net/connection_executor.hpp"
 #include "infra/net/connection_sweep.hpp"
 #include "infra/net/device_link.hpp"
@@ -44,6 +46,7 @@ class tcp_connection final : public device_link,
   void close(std::string reason) override;
   void frame_done() override;
   void answer_frame(std::vector<std::uint8_t> reply) override;
+  bool admit_new_device() override;
 
   // Made when asked (a session asks once or twice): a string of its own would be 32
   // bytes in every connection. The device's address does not change once a session
@@ -64,6 +67,9 @@ class tcp_connection final : public device_link,
 
   // --- preamble (tcp_connection_preamble.cpp) -------------------------------------
   bool from_balancer() const;
+  bool trusted() const;
+  /// The key the device's address is counted under (its /64 for IPv6).
+  std::string address_key() const;
   void wait_for_bytes(std::size_t n);
   bool lower_watermark();
   std::size_t peek(std::span<std::uint8_t> into, const char* what);
@@ -78,6 +84,7 @@ class tcp_connection final : public device_link,
   void enter_handshake_gate();
   void begin_tls();
   void leave_gate();
+  void evicted(handshake_gate::eviction why);
   void continue_handshake();
 
   // --- reads (tcp_connection_reads.cpp) -------------------------------------------
@@ -91,6 +98,7 @@ class tcp_connection final : public device_link,
                         bool& want_write);
   void read_available();
   void take_received(std::span<const std::uint8_t> fresh, bool more_in_socket);
+  bool identify();
 
   // Under glibc's 1 KiB large-chunk threshold: a larger request makes malloc
   // consolidate its fast bins, once per read. A 10-record packet fits.
@@ -107,7 +115,13 @@ class tcp_connection final : public device_link,
 
   // --- deadlines and close (tcp_connection.cpp) -----------------------------------
   bool close_if_past_deadline(std::chrono::steady_clock::time_point now);
-  void shutdown(const std::string& reason);
+  /// Closes with `reason`. A connection closed before its IMEI is told in the log
+  /// (within a budget), unless `told` says its refusal was already.
+  void shutdown(const std::string& reason, bool told = false);
+  /// Closes a connection that spent a budget: counted under `why`, and told in the log
+  /// within the budget of its cause.
+  void refuse(metrics::refusal why, const std::string& reason);
+  void count(metrics::refusal why) const;
 
   // The socket's executor, the connection's io thread. Read from any thread: it is
   // set when the socket is made and never changes, and a copy of its own would cost
@@ -137,21 +151,23 @@ class tcp_connection final : public device_link,
   std::unique_ptr<std::string> close_after_writes_;  ///< Rare: a pointer, not a string.
   /// The start, and from the device's identification on, its last read.
   std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
-  std::uint32_t in_flight_ = 0;
-  std::uint32_t sweep_slot_ = 0;  ///< Its place in sweep_->open.
+  codecs::inbound_guard guard_;     ///< The IMEI first, frames in flight, keepalives.
+  std::uint32_t queued_bytes_ = 0;  ///< In writes_.
+  std::uint32_t sweep_slot_ = 0;    ///< Its place in sweep_->open.
   phase phase_ = phase::framing;
   bool device_known_ = false;  ///< device_ holds the peer's address (or the PROXY header's).
   bool known_endpoints_ = false;
   bool reading_ = false;
   bool unread_ = false;
   bool writing_ = false;
-  bool identified_ = false;
   bool closed_ = false;
   bool first_byte_ = false;  ///< The device sent a byte (a PROXY header is not the device's).
   bool raised_low_watermark_ = false;  ///< SO_RCVLOWAT is above 1 (wait_for_bytes).
-  bool holds_limit_ = false;       ///< This connection holds a handshake in its address's limits.
-  bool holds_gate_ = false;        ///< Whether a slot of the handshake gate is this connection's.
-  std::uint64_t gate_ticket_ = 0;  ///< Its place in that gate's line while it waits.
+  bool holds_limit_ = false;    ///< This connection holds a handshake in its address's limits.
+  bool holds_session_ = false;  ///< It holds a session in its address's limits.
+  bool holds_gate_ = false;     ///< Whether a slot of the handshake gate is this connection's.
+  /// Its place in the handshake gate (a slot or the line); 0: none.
+  std::uint64_t gate_ticket_ = 0;
 };
 
 // Every device holds one, idle or not. With make_shared's 16-byte header it fits

@@ -12,23 +12,36 @@
 #include "infra/net/proxy_header.hpp"
 
 namespace tgw::infra::net {
-namespace {
-
-// A connection's own loopback peer is exempt from the per-address limits: local
-// tools, a simulator or a balancer on the same host without PROXY protocol would
-// otherwise be throttled as one client. An address a PROXY header names is never
-// exempt: a header may name any address.
-bool is_loopback(const ip_endpoint& e) {
-  static const std::vector<ip_prefix> loopback = loopback_prefixes();
-  return std::ranges::any_of(loopback, [&](const ip_prefix& p) { return p.contains(e); });
-}
-
-}  // namespace
 
 bool tcp_connection::from_balancer() const {
   return device_known_ &&
          std::ranges::any_of(settings_->security.proxy_from,
                              [&](const ip_prefix& p) { return p.contains(device_); });
+}
+
+// Only what an operator named (--trusted-sources) is exempt from the per-address
+// limits. Not loopback by itself: a forwarder on the host (a balancer without PROXY
+// protocol, a tunnel) would bring the whole internet in under 127.0.0.1; nor a PROXY
+// LOCAL or UNKNOWN header, which names no one and counts under the balancer.
+bool tcp_connection::trusted() const {
+  return device_known_ && std::ranges::any_of(settings_->security.trusted, [&](const ip_prefix& p) {
+           return p.contains(device_);
+         });
+}
+
+// From the session's thread: address_limits is thread-safe, and the address does not
+// change once a session exists.
+bool tcp_connection::admit_new_device() {
+  const auto& limits = settings_->security.limits;
+  if (!limits || trusted()) return true;
+  return limits->new_device(address_key());
+}
+
+std::string tcp_connection::address_key() const {
+  const auto& limits = settings_->security.limits;
+  if (limits) return limits->key_of(device_);
+  const ip_endpoint a = unmapped(device_);
+  return std::string(reinterpret_cast<const char*>(a.address.data()), a.v6 ? 16 : 4);
 }
 
 // Waits until the socket holds at least `n` bytes, or the peer hangs up. A wait for
@@ -99,7 +112,7 @@ void tcp_connection::read_proxy_header() {
   }
   if (p.status == proxy_status::error) {
     if (settings_->alive) server_.counters_.refused_proxy.fetch_add(1, std::memory_order_relaxed);
-    shutdown("PROXY protocol: " + p.error);
+    refuse(metrics::refusal::proxy_header, "PROXY protocol: " + p.error);
     return;
   }
   if (!lower_watermark()) return;
@@ -122,16 +135,20 @@ void tcp_connection::read_proxy_header() {
 
 void tcp_connection::after_proxy() {
   const auto& limits = settings_->security.limits;
-  // via_: the address came from a PROXY header, which is counted whatever it says.
-  if (limits && limits->enabled() && (via_ || !is_loopback(device_))) {
+  if (limits && limits->enabled() && !trusted()) {
     const address_verdict v = limits->admit(limits->key_of(device_));
     holds_limit_ = v == address_verdict::admitted;
     if (!holds_limit_) {
       if (settings_->alive)
         server_.counters_.refused_address.fetch_add(1, std::memory_order_relaxed);
-      shutdown(v == address_verdict::over_rate
-                   ? "refused: too many new connections from " + limits->describe(device_)
-                   : "refused: too many handshakes in progress from " + limits->describe(device_));
+      if (v == address_verdict::over_rate)
+        refuse(metrics::refusal::address_rate, "refused: too many new connections from " +
+                                                   limits->describe(device_) +
+                                                   " (--per-address-rate)");
+      else
+        refuse(metrics::refusal::address_handshakes,
+               "refused: too many handshakes in progress from " + limits->describe(device_) +
+                   " (--per-address-handshakes)");
       return;
     }
   }
@@ -163,9 +180,10 @@ void tcp_connection::begin_framing() {
 }
 
 void tcp_connection::release_limit() {
-  if (!holds_limit_) return;
-  settings_->security.limits->handshake_over(settings_->security.limits->key_of(device_));
-  holds_limit_ = false;
+  if (holds_limit_) {
+    settings_->security.limits->handshake_over(settings_->security.limits->key_of(device_));
+    holds_limit_ = false;
+  }
 }
 
 }  // namespace tgw::infra::net

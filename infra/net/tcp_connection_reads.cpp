@@ -33,7 +33,7 @@ std::string read_failure(const boost::system::error_code& ec) {
 }  // namespace
 
 void tcp_connection::finish_frame() {
-  if (in_flight_ > 0) --in_flight_;
+  guard_.frame_done();
   if (!closed_ && !reading_ && phase_ == phase::framing) wait_readable();
 }
 
@@ -42,7 +42,7 @@ void tcp_connection::finish_frame() {
 // (and gives its buffers back while the device is quiet). Memory is taken only while
 // bytes are in.
 void tcp_connection::wait_readable() {
-  if (closed_ || reading_ || in_flight_ >= settings_->limits.max_frames_in_flight) return;
+  if (closed_ || reading_ || !guard_.may_read(settings_->limits.max_frames_in_flight)) return;
   if (unread_) {
     // The socket is edge-triggered: bytes already there announce themselves no
     // more, so read them rather than wait. Posted, so other connections get a turn.
@@ -198,23 +198,45 @@ void tcp_connection::take_received(std::span<const std::uint8_t> fresh, bool mor
       const auto code = static_cast<std::size_t>(r.status.code);
       if (settings_->alive && code < server_.counters_.framing_errors.size())
         server_.counters_.framing_errors[code].fetch_add(1, std::memory_order_relaxed);
-      shutdown(std::string("framing error: ") + std::string(codecs::to_string(r.status.code)) +
-               " at stream offset " + std::to_string(r.status.offset));
+      refuse(metrics::refusal::framing_error,
+             std::string("framing error: ") + std::string(codecs::to_string(r.status.code)) +
+                 " at stream offset " + std::to_string(r.status.offset));
       return;
     }
-    if (r.value.kind == codecs::frame_kind::avl) ++in_flight_;
-    if (r.value.kind == codecs::frame_kind::imei && !identified_) {
-      identified_ = true;
-      release_limit();
+    switch (guard_.on_frame(r.value.kind)) {
+      case codecs::frame_verdict::keepalive:
+        // Counted here: a flood of them would otherwise be a message each.
+        if (settings_->alive) server_.counters_.keepalives.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      case codecs::frame_verdict::before_imei:
+        refuse(metrics::refusal::before_imei, std::string(codecs::before_imei_reason));
+        return;
+      case codecs::frame_verdict::deliver:
+        break;
     }
+    if (r.value.kind == codecs::frame_kind::imei && !identify()) return;
     listener_->on_frame(r.value);
   }
   // Until the device is identified, the handshake's deadline counts from the start.
-  if (identified_) last_read_ = std::chrono::steady_clock::now();
+  if (guard_.identified()) last_read_ = std::chrono::steady_clock::now();
   if (framer_.buffered() == 0) framer_.shrink();
   // About to wait for the device: OpenSSL's buffers go back while it is quiet.
   if (tls_ && !unread_) tls_->release_buffers();
   wait_readable();
+}
+
+// The IMEI frame ends the handshake: its address's handshake quota goes back, and the
+// device takes one of the sessions its address may hold.
+bool tcp_connection::identify() {
+  release_limit();
+  const auto& limits = settings_->security.limits;
+  if (!limits || limits->settings().sessions == 0 || trusted()) return true;
+  holds_session_ = limits->session_begins(address_key());
+  if (!holds_session_)
+    refuse(metrics::refusal::address_sessions,
+           "refused: " + limits->describe(device_) + " holds its limit of sessions (" +
+               std::to_string(limits->settings().sessions) + ", --per-address-sessions)");
+  return holds_session_;
 }
 
 }  // namespace tgw::infra::net

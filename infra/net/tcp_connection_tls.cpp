@@ -51,20 +51,42 @@ void tcp_connection::await_client_hello() {
 void tcp_connection::enter_handshake_gate() {
   phase_ = phase::tls;
   const auto& gate = settings_->security.handshakes;
+  if (!gate) {
+    begin_tls();
+    return;
+  }
   const auto start = [weak = weak_from_this()] {
     auto self = weak.lock();
     if (!self) return false;
     asio::post(self->executor(), [self] { self->begin_tls(); });
     return true;
   };
+  const auto evict = [weak = weak_from_this()](handshake_gate::eviction why) {
+    if (auto self = weak.lock()) asio::post(self->executor(), [self, why] { self->evicted(why); });
+  };
   // Otherwise it waits for a slot; the handshake timeout runs meanwhile.
-  if (!gate || gate->enter(start, gate_ticket_)) begin_tls();
+  holds_gate_ = gate->enter(address_key(), start, evict, gate_ticket_);
+  if (holds_gate_) begin_tls();
+}
+
+// The gate took the slot back: its handshake waited on the device too long, or while
+// another address waited for a slot.
+void tcp_connection::evicted(handshake_gate::eviction why) {
+  if (closed_) return;
+  const auto step = settings_->security.handshakes->config().step_timeout;
+  if (why == handshake_gate::eviction::stalled)
+    refuse(metrics::refusal::tls_stalled, "TLS handshake stalled: the device sent nothing for " +
+                                              std::to_string(step.count()) +
+                                              " ms (--tls-step-timeout-ms)");
+  else
+    refuse(metrics::refusal::tls_preempted,
+           "TLS handshake preempted: it waited on the device while another address waited "
+           "for a slot (--tls-handshakes)");
 }
 
 // With a slot of the handshake gate, if there is one.
 void tcp_connection::begin_tls() {
   holds_gate_ = settings_->security.handshakes != nullptr;
-  gate_ticket_ = 0;
   if (closed_) {
     leave_gate();
     return;
@@ -80,16 +102,16 @@ void tcp_connection::begin_tls() {
 }
 
 void tcp_connection::leave_gate() {
-  if (gate_ticket_ != 0) {
-    settings_->security.handshakes->withdraw(gate_ticket_);
-    gate_ticket_ = 0;
-  }
-  if (!holds_gate_) return;
+  if (gate_ticket_ == 0) return;
+  settings_->security.handshakes->leave(gate_ticket_);
+  gate_ticket_ = 0;
   holds_gate_ = false;
-  settings_->security.handshakes->leave();
 }
 
 void tcp_connection::continue_handshake() {
+  const auto& gate = settings_->security.handshakes;
+  // The step's wait on the device is over: the gate keeps working handshakes.
+  if (holds_gate_) gate->waiting_on_peer(gate_ticket_, false);
   std::string error;
   const tls_result r = tls_->handshake(error);
   switch (r.status) {
@@ -100,24 +122,24 @@ void tcp_connection::continue_handshake() {
       begin_framing();
       return;
     case tls_status::want_read:
-      wait_socket(tcp::socket::wait_read);
-      return;
     case tls_status::want_write:
-      wait_socket(tcp::socket::wait_write);
+      if (holds_gate_) gate->waiting_on_peer(gate_ticket_, true);
+      wait_socket(r.status == tls_status::want_read ? tcp::socket::wait_read
+                                                    : tcp::socket::wait_write);
       return;
     case tls_status::closed:
       if (settings_->alive) server_.counters_.tls_failed.fetch_add(1, std::memory_order_relaxed);
-      shutdown("peer closed during the TLS handshake");
+      refuse(metrics::refusal::tls_failed, "peer closed during the TLS handshake");
       return;
     case tls_status::failed:
       if (settings_->alive) server_.counters_.tls_failed.fetch_add(1, std::memory_order_relaxed);
       // Plain device bytes start with 00 0F (the IMEI length), no TLS record.
-      shutdown("TLS handshake failed: " + error +
-               (error.find("wrong version") != std::string::npos ||
-                        error.find("record") != std::string::npos ||
-                        error.find("http") != std::string::npos
-                    ? " (plain TCP on the TLS port?)"
-                    : ""));
+      refuse(metrics::refusal::tls_failed, "TLS handshake failed: " + error +
+                                               (error.find("wrong version") != std::string::npos ||
+                                                        error.find("record") != std::string::npos ||
+                                                        error.find("http") != std::string::npos
+                                                    ? " (plain TCP on the TLS port?)"
+                                                    : ""));
       return;
   }
 }

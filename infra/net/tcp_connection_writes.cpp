@@ -9,7 +9,18 @@ namespace tgw::infra::net {
 // On the connection's thread: bytes for the device, behind what is already queued.
 void tcp_connection::queue_write(std::vector<std::uint8_t> b) {
   if (closed_) return;
+  const auto& limits = settings_->limits;
+  if (writes_.size() >= limits.max_write_queue_writes ||
+      queued_bytes_ + b.size() > limits.max_write_queue_bytes) {
+    // A device that sends and never reads: what it is owed would pile up here.
+    refuse(metrics::refusal::write_queue,
+           "the device reads nothing: " + std::to_string(writes_.size()) + " writes, " +
+               std::to_string(queued_bytes_) +
+               " bytes queued for it (--max-write-queue-bytes, --max-write-queue-writes)");
+    return;
+  }
   if (capture_) capture_->recorder->data(capture_->id, false, b);
+  queued_bytes_ += static_cast<std::uint32_t>(b.size());
   writes_.push_back(std::move(b));
   if (!writing_) write_next();
 }
@@ -70,6 +81,7 @@ void tcp_connection::write_tls() {
 }
 
 void tcp_connection::wrote_front() {
+  queued_bytes_ -= static_cast<std::uint32_t>(writes_.front().size());
   writes_.erase(writes_.begin());
   if (!writes_.empty()) {
     write_next();

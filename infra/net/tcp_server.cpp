@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "infra/metrics/refusals.hpp"
 #include "infra/net/connection_sweep.hpp"
 #include "infra/net/tcp_connection.hpp"
 
@@ -21,8 +22,10 @@ tcp_server::tcp_server(io_pool& pool, const tcp::endpoint& where, connection_lim
   const auto period = std::clamp(
       std::min({limits.first_byte_timeout, limits.handshake_timeout, limits.idle_timeout}) / 8,
       std::chrono::milliseconds{10}, std::chrono::milliseconds{1000});
-  for (std::size_t i = 0; i < pool.size(); ++i)
+  for (std::size_t i = 0; i < pool.size(); ++i) {
     sweeps_.push_back(std::make_shared<connection_sweep>(pool.at(i), period));
+    sweeps_.back()->gate = security.handshakes;
+  }
   settings_->security = std::move(security);
   acceptor_.open(where.protocol());
   acceptor_.set_option(tcp::acceptor::reuse_address(true));
@@ -67,6 +70,8 @@ void tcp_server::accept_next() {
     if (!ec) {
       if (static_cast<std::size_t>(counters_.open.load()) >= settings_->limits.max_connections) {
         counters_.refused_over_limit.fetch_add(1);
+        if (settings_->security.refusals)
+          settings_->security.refusals->count(metrics::refusal::max_connections);
         boost::system::error_code ignored;
         socket.close(ignored);
       } else {

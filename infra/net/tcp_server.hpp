@@ -22,6 +22,10 @@
 #include "infra/net/tls_context.hpp"
 #include "infra/net/traffic_recorder.hpp"
 
+namespace tgw::infra::metrics {
+class refusal_counters;
+}
+
 namespace tgw::infra::net {
 
 /// What a listener requires before a connection's first frame: a PROXY protocol
@@ -36,8 +40,13 @@ struct listener_security {
   std::shared_ptr<tls_context_source> tls;
   /// Per source address limits, shared by every listener of the instance; null: none.
   /// They count the address a PROXY header names, whatever it is; a connection
-  /// without one counts under its peer's address, loopback exempt (local tools).
+  /// without one (or with a LOCAL or UNKNOWN one) counts under its peer's address.
   std::shared_ptr<address_limits> limits;
+  /// Sources exempt from the per-address limits (--trusted-sources). None by default:
+  /// loopback is not, since a local forwarder would make the whole internet exempt.
+  std::vector<ip_prefix> trusted;
+  /// Where refusals are counted (the instance's); null: not counted.
+  std::shared_ptr<metrics::refusal_counters> refusals;
   /// TLS handshakes running at once, shared by every TLS listener; null: no bound.
   std::shared_ptr<handshake_gate> handshakes;
 };
@@ -57,6 +66,8 @@ struct server_counters {
   /// no common version or cipher.
   std::atomic<std::uint64_t> tls_failed{0};
   std::atomic<std::int64_t> open{0};
+  /// Keepalive bytes (0xFF) from identified devices, counted where they arrive.
+  std::atomic<std::uint64_t> keepalives{0};
   /// Connections closed for a framing error, by codecs::errc value.
   std::array<std::atomic<std::uint64_t>, 32> framing_errors{};
 };

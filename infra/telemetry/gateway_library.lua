@@ -93,8 +93,10 @@ end
 -- Each op is still atomic with its journal event and projection (the whole call is).
 -- KEYS: telemetry stream, then journal:{imei} and device:{imei} for each op, in order
 -- ARGV: instance journal_maxlen telemetry_maxlen, then ops, each starting with
---       'P' (a packet, see persist_one) or 'E' (an event, see append_one)
--- Returns one integer per op: records stored, -1 for a recognised resend, 0 for an event.
+--       'P' (a packet, see persist_one), 'E' (an event, see append_one) or 'e' (an
+--       event for a device whose device:{imei} exists, else nothing)
+-- Returns one integer per op: records stored, -1 for a recognised resend, 0 for an
+-- event, -2 for an 'e' of an unknown device.
 local function persist_batch(keys, args)
   -- Numbers handed to redis.call are formatted anew by every call; what is passed
   -- on stays a string, formatted once per batch at most.
@@ -107,8 +109,14 @@ local function persist_batch(keys, args)
     if kind == 'P' then
       out[#out + 1] = persist_one(ctx, keys[k], keys[k + 1], args, o + 1)
       o = o + 5 + tonumber(args[o + 3]) * 11
-    elseif kind == 'E' then
-      out[#out + 1] = append_one(ctx, keys[k], keys[k + 1], args, o + 1)
+    elseif kind == 'E' or kind == 'e' then
+      -- 'e': only for a device with state already. An unknown one gets no key: how
+      -- many devices a source may bring in is the gateway's budget to spend.
+      if kind == 'e' and redis.call('EXISTS', keys[k + 1]) == 0 then
+        out[#out + 1] = -2
+      else
+        out[#out + 1] = append_one(ctx, keys[k], keys[k + 1], args, o + 1)
+      end
       o = o + 5 + tonumber(args[o + 4]) * 2
     else
       return redis.error_reply('ERR tgw_persist_batch: bad op ' .. tostring(kind))

@@ -28,6 +28,12 @@ std::vector<write_outcome> memory_telemetry_store::write_batch(const std::vector
       out.push_back(persist(op.packet, now));
       continue;
     }
+    if (op.event.known_only && !devices_.contains(op.event.imei)) {
+      write_outcome unknown{true, false, 0, {}};
+      unknown.unknown_device = true;
+      out.push_back(unknown);
+      continue;
+    }
     field_list fields{
         {"type", op.event.type}, {"at_ms", std::to_string(now)}, {"instance", instance_}};
     fields.insert(fields.end(), op.event.fields.begin(), op.event.fields.end());

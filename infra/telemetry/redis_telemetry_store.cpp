@@ -61,7 +61,7 @@ void write_batch_command(redis::resp_writer& out, const std::vector<write_op>& o
         for (const std::string& f : r) out.arg(f);
     } else {
       const journal_event& e = ops[i].event;
-      out.arg("E");
+      out.arg(e.known_only ? "e" : "E");
       out.arg(e.imei);
       out.arg(e.type);
       out.arg(static_cast<std::int64_t>(e.online));
@@ -316,7 +316,8 @@ void redis_telemetry_store::settle_group(const group& g, const std::vector<write
       } else {
         const std::int64_t stored = r.elements[i - c.first].as_int().value_or(0);
         o.ok = true;
-        o.duplicate = stored < 0;
+        o.duplicate = stored == -1;
+        o.unknown_device = stored == -2;
         o.stored = stored < 0 ? 0 : stored;
       }
     }

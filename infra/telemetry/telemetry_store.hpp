@@ -33,6 +33,10 @@ struct journal_event {
   std::string type;
   int online = -1;
   std::vector<std::pair<std::string, std::string>> fields;
+  /// Only for a device the store knows (its projection exists): for an unknown one
+  /// nothing is written and the outcome says `unknown_device`. How many new devices a
+  /// source may bring in is the gateway's budget, spent only when one is new.
+  bool known_only = false;
 };
 
 /// What happened to one write.
@@ -53,6 +57,9 @@ struct write_outcome {
   /// whose resend the store recognises by its fingerprint. The writer sends it again
   /// once the store may have found the slot's new master, within --persist-retry-ms.
   bool retryable = false;
+  /// A `known_only` event of a device the store does not know: nothing written, and
+  /// the round trip itself succeeded (`ok`).
+  bool unknown_device = false;
 };
 
 /// One write of a batch: a packet or an event.

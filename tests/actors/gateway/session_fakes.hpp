@@ -20,11 +20,18 @@ class fake_link final : public infra::net::device_link {
   void send(bytes b) override { sent.push_back(std::move(b)); }
   void close(std::string reason) override { closed_with = std::move(reason); }
   void frame_done() override { ++frames_done; }
+  bool admit_new_device() override {
+    ++new_devices_asked;
+    return new_devices_allowed;
+  }
   [[nodiscard]] std::string peer() const override { return peer_; }
 
   std::vector<bytes> sent;
   std::string closed_with;
   int frames_done = 0;
+  /// What its source address's new-device budget says, and how often it was asked.
+  bool new_devices_allowed = true;
+  int new_devices_asked = 0;
 
  private:
   std::string peer_ = "127.0.0.1:5000";

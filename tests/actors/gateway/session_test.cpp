@@ -3,6 +3,8 @@
 #include "actors/gateway/session.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
@@ -29,6 +31,8 @@ using release_atom = caf::atom_constant<caf::atom("release")>;
 struct writer_log {
   std::vector<packet_job> packets;
   std::vector<journal_event> events;
+  /// The store knows no device: a known_only event is answered unknown_device.
+  bool store_knows_nothing = false;
 };
 
 // A packet or an identified event waiting for (release_atom, ok): a packet's session
@@ -51,8 +55,13 @@ fake_writer_actor::behavior_type fake_writer(fake_writer_actor::pointer self,
         log->packets.push_back(job);
         pending->push_back({caf::actor_cast<session_actor>(self->current_sender()), {}});
       },
-      [self, log, pending](event_atom, journal_event& e) {
+      [self, log, pending](event_atom, journal_event& e) -> caf::result<write_outcome> {
         log->events.push_back(e);
+        if (e.known_only && log->store_knows_nothing) {
+          write_outcome unknown{true, false, 0, ""};
+          unknown.unknown_device = true;
+          return unknown;
+        }
         pending->push_back({{}, self->make_response_promise<write_outcome>()});
         return pending->back().promise;
       },
@@ -142,7 +151,7 @@ TEST_F(SessionActor, AcksTheRecordCountOnlyAfterPersisting) {
   release(true);
   ASSERT_EQ(link->sent.size(), 2U);
   EXPECT_EQ(link->sent[1], (bytes{0, 0, 0, 3}));
-  EXPECT_EQ(link->frames_done, 1);
+  EXPECT_EQ(link->frames_done, 2);  // the IMEI, and the packet
 }
 
 TEST_F(SessionActor, SendsNoAckWhenPersistingFails) {
@@ -150,7 +159,7 @@ TEST_F(SessionActor, SendsNoAckWhenPersistingFails) {
   deliver(codecs::frame_kind::avl, avl_packet(1), 0x08);
   release(false);
   EXPECT_EQ(link->sent.size(), 1U);
-  EXPECT_EQ(link->frames_done, 1);
+  EXPECT_EQ(link->frames_done, 2);
   EXPECT_EQ(counters->persist_failures.load(), 1U);
 }
 
@@ -160,12 +169,68 @@ TEST_F(SessionActor, RefusesABadCrcWithoutPersistingAnything) {
   bad.back() ^= 0xFF;
   deliver(codecs::frame_kind::avl, bad, 0x08);
   EXPECT_TRUE(log->packets.empty());
+  EXPECT_EQ(log->events.size(), 1U);  // the spell of bad frames is not over
+  EXPECT_EQ(link->sent.size(), 1U);
+  EXPECT_EQ(link->frames_done, 2);
+  EXPECT_EQ(counters->frames_rejected.load(), 1U);
+  deliver(codecs::frame_kind::avl, bad, 0x08);
+  // A good frame ends it: one event for both, ahead of the packet.
+  deliver(codecs::frame_kind::avl, avl_packet(1), 0x08);
   ASSERT_EQ(log->events.size(), 2U);
   EXPECT_EQ(log->events[1].type, "frame_rejected");
-  release(true);
-  EXPECT_EQ(link->sent.size(), 1U);
-  EXPECT_EQ(link->frames_done, 1);
-  EXPECT_EQ(counters->frames_rejected.load(), 1U);
+  const auto& f = log->events[1].fields;
+  EXPECT_NE(std::find(f.begin(), f.end(), std::make_pair(std::string("frames"), std::string("2"))),
+            f.end());
+  EXPECT_EQ(log->packets.size(), 1U);
+  EXPECT_TRUE(link->closed_with.empty());
+}
+
+TEST_F(SessionActor, ClosesAtTheLastBadFrameItsBudgetAllows) {
+  identify();
+  bytes bad = avl_packet(1);
+  bad.back() ^= 0xFF;
+  for (int i = 0; i < 3; ++i) deliver(codecs::frame_kind::avl, bad, 0x08);
+  EXPECT_EQ(link->closed_with, "too many bad frames (3), the last bad_crc");
+  EXPECT_EQ(counters->refusals[infra::metrics::refusal::bad_frames], 1U);
+  // Frames the connection had read already are not looked at, nor finished.
+  const int done = link->frames_done;
+  deliver(codecs::frame_kind::avl, bad, 0x08);
+  EXPECT_EQ(counters->frames_rejected.load(), 3U);
+  EXPECT_EQ(link->frames_done, done);
+}
+
+// A device the store knows costs no new-device token: its identified event is written
+// for a known device only, and that is the only attempt.
+TEST_F(SessionActor, AKnownDeviceIsIdentifiedInOneAttemptWithoutAToken) {
+  identify();
+  ASSERT_EQ(log->events.size(), 1U);
+  EXPECT_TRUE(log->events[0].known_only);
+  EXPECT_EQ(link->new_devices_asked, 0);
+  EXPECT_EQ(link->sent, std::vector<bytes>{bytes{0x01}});
+}
+
+TEST_F(SessionActor, ANewDeviceIsIdentifiedOnATokenOfItsAddress) {
+  log->store_knows_nothing = true;
+  identify();
+  ASSERT_EQ(log->events.size(), 2U);
+  EXPECT_TRUE(log->events[0].known_only);
+  EXPECT_FALSE(log->events[1].known_only);  // the second attempt makes the device
+  EXPECT_EQ(link->new_devices_asked, 1);
+  EXPECT_EQ(link->sent, std::vector<bytes>{bytes{0x01}});
+}
+
+TEST_F(SessionActor, ANewDeviceWithoutATokenIsRefusedAndNothingIsWritten) {
+  log->store_knows_nothing = true;
+  link->new_devices_allowed = false;
+  identify();
+  ASSERT_EQ(log->events.size(), 1U);  // the attempt for a known device only
+  EXPECT_EQ(link->sent, std::vector<bytes>{bytes{0x00}});
+  EXPECT_EQ(link->closed_with, "new-device budget spent");
+  EXPECT_EQ(counters->refusals[infra::metrics::refusal::new_device], 1U);
+  EXPECT_EQ(counters->handshakes_accepted.load(), 0U);
+  // What it sends meanwhile is not looked at.
+  deliver(codecs::frame_kind::avl, avl_packet(1), 0x08);
+  EXPECT_TRUE(log->packets.empty());
 }
 
 TEST_F(SessionActor, ClosesOnDataBeforeTheHandshake) {

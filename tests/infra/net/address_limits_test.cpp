@@ -106,5 +106,72 @@ TEST(AddressLimits, TwoAddressesOfOnePrefixShareAQuota) {
   EXPECT_EQ(per_48.describe(a), "2001:db8::/48");
 }
 
+TEST(AddressLimits, SessionsPerAddressAreCappedAndGivenBack) {
+  address_limit_settings s;
+  s.sessions = 2;
+  address_limits limits(s);
+  EXPECT_TRUE(limits.enabled());
+  EXPECT_TRUE(limits.session_begins("a"));
+  EXPECT_TRUE(limits.session_begins("a"));
+  EXPECT_FALSE(limits.session_begins("a"));
+  EXPECT_TRUE(limits.session_begins("b"));
+  limits.session_over("a");
+  EXPECT_TRUE(limits.session_begins("a"));
+  limits.session_over("c");  // never began: nothing
+  EXPECT_FALSE(limits.session_begins("a"));
+}
+
+TEST(AddressLimits, NewDevicesAreABucketPerAddressRefilledByTheHour) {
+  address_limit_settings s;
+  s.new_devices_per_hour = 60;  // one a minute
+  s.new_devices_burst = 2;
+  address_limits limits(s);
+  const auto t0 = clock::now();
+  EXPECT_TRUE(limits.new_device("a", t0));
+  EXPECT_TRUE(limits.new_device("a", t0));
+  EXPECT_FALSE(limits.new_device("a", t0));
+  EXPECT_TRUE(limits.new_device("b", t0));
+  EXPECT_FALSE(limits.new_device("a", t0 + 59s));
+  EXPECT_TRUE(limits.new_device("a", t0 + 60s));
+  // Without a rate, no limit.
+  address_limits unlimited({});
+  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(unlimited.new_device("a"));
+}
+
+TEST(AddressLimits, ARateAloneSpendsNoHandshake) {
+  address_limits limits({2, 3, 0});
+  const auto t0 = clock::now();
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(limits.take_rate("a", t0));
+  EXPECT_FALSE(limits.take_rate("a", t0));
+  EXPECT_EQ(limits.handshakes_in_progress(), 0);
+  EXPECT_TRUE(limits.take_rate("a", t0 + 500ms));
+}
+
+// An entry that still holds a session or owes new-device tokens is not forgotten: a
+// source would get a fresh quota by going quiet for a moment.
+TEST(AddressLimits, EntriesThatHoldSessionsOrOweTokensStay) {
+  address_limit_settings s;
+  s.connections_per_second = 1000;
+  s.burst = 1;
+  s.sessions = 5;
+  s.new_devices_per_hour = 1;
+  s.new_devices_burst = 1;
+  address_limits limits(s);
+  const auto t0 = clock::now();
+  EXPECT_TRUE(limits.session_begins("held"));
+  EXPECT_TRUE(limits.new_device("owed", t0));
+  // Each one's bucket refills within the millisecond that follows it: the table keeps
+  // only what still owes something.
+  for (int i = 0; i < 5000; ++i) {
+    const std::string a = "x" + std::to_string(i);
+    ASSERT_EQ(limits.admit(a, t0 + 1s + std::chrono::milliseconds(i)), address_verdict::admitted);
+    limits.handshake_over(a);
+  }
+  EXPECT_LT(limits.addresses_tracked(), 5000U);
+  EXPECT_FALSE(limits.new_device("owed", t0 + 2s));
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(limits.session_begins("held"));
+  EXPECT_FALSE(limits.session_begins("held"));
+}
+
 }  // namespace
 }  // namespace tgw::infra::net

@@ -85,5 +85,17 @@ TEST(IpPrefix, MaskedAndUnmappedKeepThePort) {
   EXPECT_EQ(masked(address("198.51.100.7"), 32), address("198.51.100.7"));
 }
 
+// An IPv4 host behind a NAT64 gateway is the IPv4 address it carries, to the limits
+// as to the blocks: one address, one quota, whichever form it comes in.
+TEST(IpPrefix, TheWellKnownNat64PrefixIsTheIPv4AddressItCarries) {
+  const auto nat64 = address("64:ff9b::c633:6407");
+  EXPECT_EQ(unmapped(nat64), address("198.51.100.7"));
+  EXPECT_EQ(unmapped(address("64:ff9b:1::c633:6407")), address("64:ff9b:1::c633:6407"));
+  std::string error;
+  const auto blocks = parse_prefixes("198.51.100.0/24", error);
+  ASSERT_TRUE(blocks.has_value());
+  EXPECT_TRUE((*blocks)[0].contains(nat64));
+}
+
 }  // namespace
 }  // namespace tgw::infra::net

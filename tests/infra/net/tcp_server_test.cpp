@@ -103,7 +103,7 @@ TEST(TcpServer, ADeviceThatHangsUpIsReportedOnce) {
   pool.join();
 }
 
-/// Keeps every frame's bytes and finishes each AVL frame at once, as a session would
+/// Keeps every frame's bytes and finishes each frame at once, as a session would
 /// after its ACK.
 class collecting_listener final : public connection_listener {
  public:
@@ -116,7 +116,7 @@ class collecting_listener final : public connection_listener {
       frames_.emplace_back(f.bytes.begin(), f.bytes.end());
     }
     ++log_.frames;
-    if (f.kind == tgw::codecs::frame_kind::avl) link_->frame_done();
+    link_->frame_done();
   }
   void on_closed(const std::string& reason) override {
     const std::lock_guard lock(log_.mutex);
@@ -201,9 +201,7 @@ class board_listener final : public connection_listener {
  public:
   board_listener(std::shared_ptr<device_link> link, close_board& board, std::size_t index)
       : link_(std::move(link)), board_(board), index_(index) {}
-  void on_frame(const tgw::codecs::frame& f) override {
-    if (f.kind == tgw::codecs::frame_kind::avl) link_->frame_done();
-  }
+  void on_frame(const tgw::codecs::frame&) override { link_->frame_done(); }
   void on_closed(const std::string& reason) override {
     const std::lock_guard lock(board_.mutex);
     board_.reasons[index_] = reason;
