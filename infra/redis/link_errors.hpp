@@ -8,8 +8,8 @@ namespace tgw::infra::redis::link_errors {
 /// it knows why a connection failed; infra/health/failure_cause names the fix for each.
 /// Kept in one place so that the words written and the words looked for cannot drift.
 
-/// TCP: nothing listens, or no answer to the connect at all.
-inline constexpr std::string_view refused = "connection refused";
+/// TCP: nothing listens (the system's own words), or no answer to the connect at all.
+inline constexpr std::string_view refused = "Connection refused";
 inline constexpr std::string_view connect_timeout = "no answer to the connection within";
 /// The server took the connection, then sent nothing back: paused (SIGSTOP), overloaded,
 /// or not a Redis server.
