@@ -75,7 +75,7 @@ bool parse_host_list(std::string_view list, std::uint16_t default_port, std::str
     const auto comma = list.find(',');
     host_port address{"", default_port};
     if (!parse_host_port(list.substr(0, comma), address, error)) {
-      error = std::string(what) + ": " + error;
+      error.insert(0, std::string(what) + ": ");
       return false;
     }
     out.push_back(std::move(address));

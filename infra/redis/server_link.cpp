@@ -158,7 +158,7 @@ bool server_link::flush(std::string_view bytes, std::string& error) {
 
 std::optional<value> server_link::read_reply(milliseconds wait, bool& timed_out) {
   timed_out = false;
-  std::array<char, 16 * 1024> buffer;
+  std::array<char, std::size_t{16} * 1024> buffer;
   while (true) {
     value v;
     std::string why;

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -30,11 +31,16 @@ std::string ms_text(milliseconds ms) {
   return std::to_string(ms.count()) + " ms";
 }
 
+// strerror's words ("Connection refused"), without its shared buffer.
+std::string system_text(int err) {
+  return std::generic_category().message(err);
+}
+
 // A BIO over the socket that writes with MSG_NOSIGNAL: a server gone mid-write is an
 // EPIPE for this link, never a SIGPIPE that ends a client subcommand.
 int bio_read(BIO* bio, char* out, int size) {
   BIO_clear_retry_flags(bio);
-  const auto fd = static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(bio)));
+  const int fd = *static_cast<const int*>(BIO_get_data(bio));
   const ssize_t n = ::recv(fd, out, static_cast<std::size_t>(size), 0);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_read(bio);
   return static_cast<int>(n);
@@ -42,7 +48,7 @@ int bio_read(BIO* bio, char* out, int size) {
 
 int bio_write(BIO* bio, const char* in, int size) {
   BIO_clear_retry_flags(bio);
-  const auto fd = static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(bio)));
+  const int fd = *static_cast<const int*>(BIO_get_data(bio));
   const ssize_t n = ::send(fd, in, static_cast<std::size_t>(size), MSG_NOSIGNAL);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
     BIO_set_retry_write(bio);
@@ -266,7 +272,7 @@ bool socket_stream::connect(const endpoint& target, std::shared_ptr<const tls_cl
       error = "connect to " + label_ + ": " + std::string(link_errors::connect_timeout) + " " +
               ms_text(timeout);
     else
-      error = "connect to " + label_ + ": " + std::strerror(err);
+      error = "connect to " + label_ + ": " + system_text(err);
     return false;
   }
   if (!tls) return true;
@@ -299,7 +305,9 @@ bool socket_stream::start_tls(std::shared_ptr<const tls_client_context> tls,
     close();
     return false;
   }
-  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(fd_)));
+  // The BIO reads the stream's own fd_, which outlives the session (close() frees the
+  // session first).
+  BIO_set_data(bio, &fd_);
   SSL_set_bio(ssl_, bio, bio);
   tls_ = std::move(tls);
   const std::string name(server_name);
@@ -366,7 +374,7 @@ socket_stream::status socket_stream::tls_failure(int ret, std::string_view doing
     const int saved = errno;
     ERR_clear_error();
     error = prefix + (saved == 0 ? std::string("the server closed the connection")
-                                 : std::string(std::strerror(saved)));
+                                 : std::string(system_text(saved)));
     return status::closed;
   }
   if (const long verified = SSL_get_verify_result(ssl_);
@@ -444,7 +452,7 @@ socket_stream::status socket_stream::read_some(char* buffer, std::size_t capacit
         return status::closed;
       }
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        error = std::strerror(errno);
+        error = system_text(errno);
         return errno == ECONNRESET ? status::closed : status::failed;
       }
     }
@@ -488,7 +496,7 @@ socket_stream::status socket_stream::write_all(std::string_view bytes, milliseco
       if (n >= 0) {
         done = static_cast<std::size_t>(n);
       } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        error = std::strerror(errno);
+        error = system_text(errno);
         return errno == EPIPE || errno == ECONNRESET ? status::closed : status::failed;
       }
     }
