@@ -14,6 +14,7 @@
 #include "infra/redis/link_errors.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/redis_tls.hpp"
+#include "tests/support/run_tgw.hpp"
 
 namespace tgw::infra::redis {
 namespace {
@@ -167,6 +168,38 @@ TEST(RedisTls, UnreadableTlsFilesAreNamed) {
   where.tls.ca_file = "/nonexistent/ca.pem";
   const auto cause = refusal(where);
   expect_cause(cause, "tls", "/nonexistent/ca.pem", "--redis-tls-ca");
+}
+
+// The same failures at `tgw serve`'s start: exit 2 (a set-up error), one error line that
+// names the cause, and the device port never opens.
+TEST(RedisTls, EachTlsFailureStopsServeAtStartWithExit2AndOneLine) {
+  redis_server tls(false, redis_transport::tls);
+  redis_server tls_certs(false, redis_transport::tls_client_certificates);
+  redis_server plain;
+  const auto& files = redis_tls_files::shared();
+  const test::pem_files other_ca = test::make_ca(files.dir, "serve-other-ca");
+  const std::string ca = " --redis-tls-ca " + files.ca.cert;
+  const std::string at_tls = " --redis " + tls.url();
+  const std::pair<std::string, std::string_view> cases[] = {
+      {at_tls + " --redis-tls-ca " + other_ca.cert, link_errors::tls_untrusted},
+      {at_tls + ca + " --redis-tls-server-name redis.example.com", link_errors::tls_name_mismatch},
+      {" --redis rediss://127.0.0.1:" + std::to_string(plain.port()) + ca,
+       link_errors::tls_handshake_silent},
+      {" --redis redis://127.0.0.1:" + std::to_string(tls.port()),
+       link_errors::closed_before_reply},
+      {" --redis " + tls_certs.url() + ca, link_errors::tls_client_certificate_required},
+  };
+  for (const auto& [flags, phrase] : cases) {
+    const auto r = test::run_tgw("serve --port 0 --metrics-addr '' --log-format text" + flags);
+    EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.out;
+    EXPECT_NE(r.out.find(phrase), std::string::npos) << flags << ": " << r.out;
+    std::size_t errors = 0;
+    for (auto at = r.out.find(" error "); at != std::string::npos;
+         at = r.out.find(" error ", at + 1))
+      ++errors;
+    EXPECT_EQ(errors, 1U) << r.out;
+    EXPECT_EQ(r.out.find("listening"), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace
