@@ -2,7 +2,9 @@
 
 #include <stdlib.h>
 
+#include <filesystem>
 #include <stdexcept>
+#include <system_error>
 
 namespace tgw::test {
 
@@ -17,6 +19,14 @@ const redis_tls_files& redis_tls_files::shared() {
     f.client_pem = make_signed(f.dir, "redis-client", f.ca, 3, {"DNS:tgw"});
     return f;
   }();
+  // Removed when the test binary exits, after the servers that read it were stopped.
+  static const struct remover {
+    std::string dir;
+    ~remover() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{files.dir};
   return files;
 }
 
