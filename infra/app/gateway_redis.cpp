@@ -110,7 +110,15 @@ int open_redis(const gateway_plan& plan, gateway_redis& server) {
   // On a cluster every key of a device lives in its key shard; all gateways and readers
   // of the cluster must agree on the shard count, which the cluster stores.
   redis::connection probe(server.connection("shards"));
-  // First of all: a URL whose scheme does not fit the server (a cluster node or a
+  // A server that cannot be reached, or refuses the log-in or the TLS handshake, is
+  // said so at once with the fix; a set-up error (a certificate, a password, a
+  // database) exits 2, as waiting does not cure it.
+  if (std::string why; !probe.ensure_connected(why)) {
+    const auto cause = health::classify_redis_failure("IO " + why);
+    spdlog::error("cannot use Redis at {}: {}", server.where.describe(), health::describe(cause));
+    return health::is_setup_failure(cause) ? 2 : 1;
+  }
+  // Then: a URL whose scheme does not fit the server (a cluster node or a
   // sentinel named by redis://) fails every later step with a puzzling error.
   if (const std::string wrong = redis::wrong_url_scheme(probe); !wrong.empty()) {
     spdlog::error("--redis: {}", wrong);

@@ -1,5 +1,7 @@
 #include "infra/cli/node_command.hpp"
 #include "infra/cli/log_options.hpp"
+#include "infra/cli/redis_choice.hpp"
+#include "infra/cli/redis_tls_flags.hpp"
 
 #include <unistd.h>
 
@@ -12,7 +14,6 @@
 
 #include "infra/log/log.hpp"
 #include "infra/node/redis_node_store.hpp"
-#include "infra/redis/server_mode.hpp"
 
 namespace tgw::infra {
 namespace {
@@ -61,7 +62,13 @@ app::node_plan plan_node(const node_options& o, const redis::endpoint& where) {
 
 std::optional<redis::endpoint> node_options::endpoint(std::string& error) const {
   if (!redis_url.empty()) {
-    return redis::parse_redis_url(redis_url, error);
+    auto where = redis::parse_redis_url(redis_url, error);
+    if (where && !apply_redis_tls(redis_tls, *where, error)) return std::nullopt;
+    return where;
+  }
+  if (redis_tls != redis::tls_options{}) {
+    error = "--redis-tls-* options are for a rediss:// --redis; --rhost is plain";
+    return std::nullopt;
   }
   redis::endpoint e;
   e.host = rhost;
@@ -90,9 +97,10 @@ void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
   cmd->add_option("--redis", o->redis_url,
                   "redis://[user:password@]host:port/db, unix:///path?db=N, "
                   "redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[?db=N] or "
-                  "redis+cluster://[user:password@]host:port[,host:port...]; overrides "
-                  "--rhost/--rport/--rdb")
+                  "redis+cluster://[user:password@]host:port[,host:port...] (rediss... for "
+                  "TLS); overrides --rhost/--rport/--rdb")
       ->envname("TGW_REDIS");
+  add_redis_tls_options(cmd, o->redis_tls);
   cmd->add_option("--id", o->id, "Node id (default: host-pid-random)")->envname("TGW_NODE_ID");
   cmd->add_option("--interval", o->interval_ms, "Emit period in ms; 0 emits as fast as possible")
       ->envname("TGW_NODE_INTERVAL")
@@ -144,13 +152,12 @@ void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
       exit_code = 2;
       return;
     }
-    // A cluster node or a sentinel reached as a plain server fails every call with a
-    // puzzling error: say which URL to use instead.
-    redis::connection probe(
-        {*where, std::chrono::milliseconds{1000}, std::chrono::milliseconds{2000}, ""});
-    if (const std::string wrong = redis::wrong_url_scheme(probe); !wrong.empty()) {
-      std::cerr << "tgw node: " << (o->redis_url.empty() ? "" : "--redis: ") << wrong << '\n';
-      exit_code = 2;
+    // A server that cannot serve, or a cluster node or a sentinel reached as a plain
+    // server, fails every call with a puzzling error: say why and what to do instead.
+    bool usage = false;
+    if (!probe_redis(*where, error, usage)) {
+      std::cerr << "tgw node: " << error << '\n';
+      exit_code = usage ? 2 : 1;
       return;
     }
     exit_code = o->get_errors ? print_errors(*where) : run(plan_node(*o, *where));

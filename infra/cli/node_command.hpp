@@ -15,7 +15,8 @@ namespace tgw::infra {
 
 /// Settings of `tgw node`, from flags, TGW_* environment variables or the config file.
 struct node_options {
-  std::string redis_url;  ///< Wins over rhost/rport/rdb when set.
+  std::string redis_url;         ///< Wins over rhost/rport/rdb when set.
+  redis::tls_options redis_tls;  ///< --redis-tls-*, for a rediss URL.
   std::string rhost = "127.0.0.1";
   std::uint16_t rport = 6379;
   int rdb = 0;

@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "infra/cli/redis_tls_flags.hpp"
+#include "infra/health/failure_cause.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/server_mode.hpp"
 #include "infra/redis/shard_agreement.hpp"
@@ -37,14 +39,35 @@ void add_redis_options(CLI::App* cmd, redis_choice& choice) {
   cmd->add_option("--redis", choice.url,
                   "redis://[user:password@]host:port/db, unix:///path?db=N, "
                   "redis+sentinel://host:port[,host:port...]/MASTER or "
-                  "redis+cluster://host:port[,host:port...]; default: the private Redis "
-                  "of a tgw serve in --data-dir, else redis://127.0.0.1:6379/0")
+                  "redis+cluster://host:port[,host:port...] (rediss... for TLS); default: the "
+                  "private Redis of a tgw serve in --data-dir, else redis://127.0.0.1:6379/0")
       ->envname("TGW_REDIS");
   cmd->add_option("--data-dir", choice.data_dir,
                   "Data directory of the tgw serve whose private Redis to use when --redis is "
                   "not given")
       ->envname("TGW_DATA_DIR")
       ->capture_default_str();
+  add_redis_tls_options(cmd, choice.tls);
+}
+
+bool probe_redis(const redis::endpoint& where, std::string& error, bool& usage) {
+  // A server that cannot be reached or refuses the log-in is said so at once, with the
+  // fix, rather than after every command's own timeout.
+  redis::connection probe({where, milliseconds{2000}, milliseconds{2000}, ""});
+  if (std::string why; !probe.ensure_connected(why)) {
+    const health::failure_cause cause = health::classify_redis_failure("IO " + why);
+    error = health::describe(cause);
+    usage = health::is_setup_failure(cause);
+    return false;
+  }
+  // A cluster node or a sentinel named by redis:// would fail each command with a
+  // puzzling error; say which URL to use instead.
+  if (std::string wrong = redis::wrong_url_scheme(probe); !wrong.empty()) {
+    error = "--redis: " + wrong;
+    usage = true;
+    return false;
+  }
+  return true;
 }
 
 std::optional<redis::endpoint> resolve_redis(const redis_choice& choice, std::string& error,
@@ -52,17 +75,9 @@ std::optional<redis::endpoint> resolve_redis(const redis_choice& choice, std::st
   usage = false;
   if (!choice.url.empty()) {
     auto where = redis::parse_redis_url(choice.url, error);
+    if (where && !apply_redis_tls(choice.tls, *where, error)) where.reset();
     usage = !where;
-    if (where) {
-      // A cluster node or a sentinel named by redis:// would fail each command with a
-      // puzzling error; say which URL to use instead.
-      redis::connection probe({*where, milliseconds{1000}, milliseconds{2000}, ""});
-      if (std::string wrong = redis::wrong_url_scheme(probe); !wrong.empty()) {
-        error = "--redis: " + wrong;
-        usage = true;
-        return std::nullopt;
-      }
-    }
+    if (where && !probe_redis(*where, error, usage)) return std::nullopt;
     return where;
   }
   std::error_code ec;

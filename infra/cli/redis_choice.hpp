@@ -22,16 +22,25 @@ namespace tgw::infra {
 struct redis_choice {
   std::string url;  ///< Empty: look for one.
   std::string data_dir = "tgw-data";
+  redis::tls_options tls;  ///< --redis-tls-*, for a rediss URL.
 };
 
-/// Adds --redis (TGW_REDIS) and --data-dir (TGW_DATA_DIR) to `cmd`.
+/// Adds --redis (TGW_REDIS), --data-dir (TGW_DATA_DIR) and the --redis-tls-* options to
+/// `cmd`.
 void add_redis_options(CLI::App* cmd, redis_choice& choice);
 
 /// Where to connect. nullopt with `error` set: `usage` true for a URL that does not
-/// parse (exit 2), false when nothing was found (exit 1; the error names where it
-/// looked and the exact --redis URL to pass).
+/// parse or a set-up the server refuses (a certificate, a password, a database: exit
+/// 2), false when nothing was found or the server does not answer (exit 1; the error
+/// names where it looked, the cause and the fix).
 std::optional<redis::endpoint> resolve_redis(const redis_choice& choice, std::string& error,
                                              bool& usage);
+
+/// Connects to `where` once: false with `error` (the cause and its fix, one line) when
+/// it cannot be reached, refuses the log-in, or is not what the URL's scheme says (a
+/// cluster node or a sentinel named by redis://). `usage` tells a set-up error (exit 2)
+/// from an unreachable server (exit 1).
+bool probe_redis(const redis::endpoint& where, std::string& error, bool& usage);
 
 /// A reading client subcommand's connection, and the key shards the gateways agreed
 /// on. `shards` is empty on a cluster no gateway has written to yet: nothing to read.

@@ -1,6 +1,7 @@
 #include "infra/cli/serve_command.hpp"
 #include "infra/cli/listen_address.hpp"
 #include "infra/cli/log_options.hpp"
+#include "infra/cli/redis_tls_flags.hpp"
 #include "infra/cli/serve_budgets.hpp"
 #include "infra/cli/serve_options.hpp"
 
@@ -30,9 +31,10 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
   cmd->add_option("--redis", o->redis_url,
                   "redis://[user:password@]host:port/db, unix:///path?db=N or "
                   "redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[?db=N] or "
-                  "redis+cluster://[user:password@]host:port[,host:port...]; "
-                  "default: private redis-server in --data-dir")
+                  "redis+cluster://[user:password@]host:port[,host:port...] (rediss... for "
+                  "TLS); default: private redis-server in --data-dir")
       ->envname("TGW_REDIS");
+  add_redis_tls_options(cmd, o->redis_tls);
   cmd->add_option("--data-dir", o->data_dir, "Directory of the private redis-server")
       ->envname("TGW_DATA_DIR")
       ->capture_default_str();

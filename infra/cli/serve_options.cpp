@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "infra/cli/redis_tls_flags.hpp"
 #include "infra/cli/serve_budgets.hpp"
 #include "infra/redis/redis_url.hpp"
 
@@ -80,6 +81,12 @@ bool plan_redis(const serve_options& o, app::gateway_plan& p, std::string& error
       error = "--redis: " + url_error;
       return false;
     }
+    if (!apply_redis_tls(o.redis_tls, *p.redis, error)) return false;
+  } else if (o.redis_tls != redis::tls_options{}) {
+    error =
+        "--redis-tls-* options are for a rediss:// --redis; the private redis-server is "
+        "reached on a unix socket";
+    return false;
   }
   if (o.telemetry_shards > 0 && !(p.redis && p.redis->via_cluster())) {
     error =

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "infra/app/gateway_plan.hpp"
+#include "infra/redis/redis_url.hpp"
 
 namespace tgw::infra {
 
@@ -13,7 +14,8 @@ namespace tgw::infra {
 struct serve_options {
   std::string bind = "0.0.0.0";
   std::uint16_t port = 5027;
-  std::string redis_url;  ///< Empty: start a private redis-server in data_dir.
+  std::string redis_url;         ///< Empty: start a private redis-server in data_dir.
+  redis::tls_options redis_tls;  ///< --redis-tls-*, for a rediss URL.
   std::string data_dir = "tgw-data";
   std::string instance_id;  ///< Empty: host-pid-start time.
   std::string metrics_addr = "127.0.0.1:9127";

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "infra/redis/link_errors.hpp"
+
 namespace tgw::infra::health {
 namespace {
 
@@ -86,6 +88,66 @@ failure_cause noperm(std::string_view error, std::string_view library) {
   return c;
 }
 
+// A connection that could not be made or broke ("IO ..." without the prefix): the
+// server link names the cause with link_errors' phrases, and each has its fix.
+failure_cause link_failure(std::string_view text) {
+  namespace e = redis::link_errors;
+  struct known {
+    std::string_view phrase;
+    std::string_view label;
+    std::string_view fix;
+  };
+  static constexpr known causes[] = {
+      {e::tls_local_files, "tls",
+       "fix the file or the option named (--redis-tls-ca, --redis-tls-cert, --redis-tls-key)"},
+      {e::tls_untrusted, "tls",
+       "pass --redis-tls-ca with the CA that signed the server's certificate (without it, "
+       "the system's trust store is used)"},
+      {e::tls_expired, "tls",
+       "renew the Redis server's certificate (its tls-cert-file), or check this host's clock"},
+      {e::tls_not_yet_valid, "tls",
+       "check this host's clock, or the Redis server's certificate dates"},
+      {e::tls_name_mismatch, "tls",
+       "connect by a name the certificate holds, or name one with --redis-tls-server-name"},
+      {e::tls_refused_certificate, "tls",
+       "check the Redis server's certificate against --redis-tls-ca"},
+      {e::tls_not_tls, "tls",
+       "this port speaks plain Redis: use redis:// for it, or rediss:// with the server's "
+       "tls-port"},
+      {e::tls_bytes, "tls", "this port speaks TLS (tls-port): use rediss://"},
+      {e::closed_before_reply, "tls",
+       "if this port speaks TLS only (tls-port), use rediss://; else see the server's log"},
+      {e::tls_client_certificate_required, "tls",
+       "the server has tls-auth-clients yes: pass --redis-tls-cert and --redis-tls-key"},
+      {e::tls_client_certificate_refused, "tls",
+       "the server's tls-ca-cert-file must hold the CA that signed --redis-tls-cert"},
+      {e::tls_handshake_silent, "tls",
+       "a plain Redis port waits in silence for a TLS client: use redis:// for it (else the "
+       "server is paused or overloaded)"},
+      {e::auth_refused, "auth",
+       "check the user and password in the Redis URL (redis://user:password@host:port)"},
+      {e::auth_missing, "auth",
+       "put the user and password in the Redis URL (redis://user:password@host:port)"},
+      {e::database_refused, "database",
+       "name a database below the server's `databases` setting (16 by default) after the "
+       "URL's last /"},
+      {e::select_on_cluster, "cluster_mode",
+       "a cluster has database 0 only: name it with redis+cluster://host:port"},
+      {e::not_a_sentinel, "sentinel",
+       "redis+sentinel:// names the sentinels (port 26379 by default); a single server is "
+       "redis://host:port"},
+      {e::unknown_master, "sentinel", "put a master name they watch after the URL's last /"},
+      {e::silent, "timeout",
+       "the server took the connection but does not answer: is it paused (SIGSTOP), "
+       "overloaded, or not Redis? (redis-cli -h HOST -p PORT PING)"},
+  };
+  for (const known& k : causes)
+    if (text.find(k.phrase) != std::string_view::npos)
+      return {std::string(k.label), one_line(text), std::string(k.fix)};
+  return {"connection", one_line(text),
+          "Redis is unreachable: check that it runs and that this host can reach it"};
+}
+
 }  // namespace
 
 failure_cause classify_redis_failure(std::string_view error, bool under_replicated,
@@ -94,9 +156,7 @@ failure_cause classify_redis_failure(std::string_view error, bool under_replicat
     return {"replicas", one_line(error),
             "ACKs wait until as many replicas as --ack-replicas asks confirm each write: "
             "bring a replica back (or lower --ack-replicas)"};
-  if (error.starts_with("IO "))
-    return {"connection", one_line(error.substr(3)),
-            "Redis is unreachable: check that it runs and that this host can reach it"};
+  if (error.starts_with("IO ")) return link_failure(error.substr(3));
   if (starts_with_word(error, "NOPERM") ||
       error.find("user executing the script can't") != std::string_view::npos)
     return noperm(error, library_source);
@@ -148,6 +208,11 @@ failure_cause classify_failure_of(std::string_view what, std::string_view error,
 
 std::string describe(const failure_cause& cause) {
   return cause.fix.empty() ? cause.detail : cause.detail + ": " + cause.fix;
+}
+
+bool is_setup_failure(const failure_cause& cause) {
+  return cause.label == "tls" || cause.label == "auth" || cause.label == "database" ||
+         cause.label == "sentinel" || cause.label == "cluster_mode";
 }
 
 }  // namespace tgw::infra::health

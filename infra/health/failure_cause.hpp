@@ -8,8 +8,9 @@ namespace tgw::infra::health {
 /// Why a Redis call failed, in the terms an operator acts on.
 struct failure_cause {
   /// A short, stable name: the `reason` label of the stall gauge and the failure counter
-  /// (connection, noperm, replicas, cluster_mode, slot_moved, cluster_down, oom, loading,
-  /// readonly, disk, busy, function, stalled_call, other).
+  /// (connection, timeout, tls, auth, database, sentinel, noperm, replicas, cluster_mode,
+  /// slot_moved, cluster_down, oom, loading, readonly, disk, busy, function,
+  /// stalled_call, other).
   std::string label;
   /// Redis' own words (or the client's, for a connection), shortened to one line.
   std::string detail;
@@ -37,5 +38,10 @@ struct failure_cause {
 
 /// "detail: fix", or the detail alone: the cause as the one line a log names it with.
 [[nodiscard]] std::string describe(const failure_cause& cause);
+
+/// A cause that is the set-up's, not the moment's: a certificate, a password, a
+/// database number, a URL of the wrong kind. Waiting does not cure it, so a start-up
+/// that meets it exits 2 (a usage error) rather than 1.
+[[nodiscard]] bool is_setup_failure(const failure_cause& cause);
 
 }  // namespace tgw::infra::health

@@ -194,7 +194,7 @@ bool cluster_client::refresh(std::string& error) {
               "server";
       return false;
     }
-    std::optional<slot_table> table = parse_cluster_shards(reply, why);
+    std::optional<slot_table> table = parse_cluster_shards(reply, why, opts_.where.tls.enabled);
     if (!table) {
       tried += (tried.empty() ? "" : "; ") + address_text(at) + ": " + why;
       continue;

@@ -8,11 +8,12 @@ namespace tgw::infra::redis {
 namespace {
 
 // A node's address as clients should use it: its announced endpoint, or its ip when
-// the endpoint is unknown ("?") or empty.
-std::optional<host_port> node_address(const value& node) {
+// the endpoint is unknown ("?") or empty; its TLS port for a TLS client.
+std::optional<host_port> node_address(const value& node, bool tls) {
   const value* endpoint = map_field(node, "endpoint");
   const value* ip = map_field(node, "ip");
-  const value* port = map_field(node, "port");
+  const value* port = tls && map_field(node, "tls-port") != nullptr ? map_field(node, "tls-port")
+                                                                    : map_field(node, "port");
   if (port == nullptr) return std::nullopt;
   host_port out;
   if (endpoint != nullptr && !endpoint->text.empty() && endpoint->text != "?")
@@ -36,7 +37,7 @@ std::size_t slot_table::index_of(const host_port& address) {
   return masters.size() - 1;
 }
 
-std::optional<slot_table> parse_cluster_shards(const value& reply, std::string& error) {
+std::optional<slot_table> parse_cluster_shards(const value& reply, std::string& error, bool tls) {
   if (!reply.is_array()) {
     error = reply.is_error() ? reply.text : "CLUSTER SHARDS: not an array";
     return std::nullopt;
@@ -55,7 +56,7 @@ std::optional<slot_table> parse_cluster_shards(const value& reply, std::string& 
     std::optional<host_port> master;
     for (const value& node : nodes->elements) {
       const value* role = map_field(node, "role");
-      if (role != nullptr && role->text == "master") master = node_address(node);
+      if (role != nullptr && role->text == "master") master = node_address(node, tls);
     }
     if (!master) continue;  // no master known for these slots: they stay uncovered
     const auto index = static_cast<std::int32_t>(table.index_of(*master));

@@ -30,9 +30,11 @@ struct slot_table {
 };
 
 /// Reads a CLUSTER SHARDS reply (Redis 7): every shard's slot ranges and the node
-/// whose role is master. nullopt with `error` set on a reply of another shape.
-[[nodiscard]] std::optional<slot_table> parse_cluster_shards(const value& reply,
-                                                             std::string& error);
+/// whose role is master. With `tls` a node's address is its `tls-port` (its `port` when
+/// it has none, as a node with `tls-cluster` and no plain port lists it). nullopt with
+/// `error` set on a reply of another shape.
+[[nodiscard]] std::optional<slot_table> parse_cluster_shards(const value& reply, std::string& error,
+                                                             bool tls = false);
 
 /// Reads the address of a -MOVED or -ASK error: "MOVED 3999 127.0.0.1:6381".
 struct redirect {

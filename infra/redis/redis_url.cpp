@@ -75,7 +75,7 @@ bool parse_host_list(std::string_view list, std::uint16_t default_port, std::str
     const auto comma = list.find(',');
     host_port address{"", default_port};
     if (!parse_host_port(list.substr(0, comma), address, error)) {
-      error = std::string(what) + ": " + error;
+      error.insert(0, std::string(what) + ": ");
       return false;
     }
     out.push_back(std::move(address));
@@ -84,9 +84,10 @@ bool parse_host_list(std::string_view list, std::uint16_t default_port, std::str
   }
 }
 
-std::optional<endpoint> parse_sentinel_url(std::string_view url, std::string& error) {
+// rest: what follows "redis+sentinel://" or "rediss+sentinel://".
+std::optional<endpoint> parse_sentinel_url(std::string_view url, std::string_view rest,
+                                           std::string& error) {
   endpoint e;
-  std::string_view rest = url.substr(std::string_view("redis+sentinel://").size());
   const auto query = rest.find('?');
   if (query != std::string_view::npos) {
     if (!parse_db_query(rest.substr(query + 1), url, e.db, error)) return std::nullopt;
@@ -111,9 +112,10 @@ std::optional<endpoint> parse_sentinel_url(std::string_view url, std::string& er
   return e;
 }
 
-std::optional<endpoint> parse_cluster_url(std::string_view url, std::string& error) {
+// rest: what follows "redis+cluster://" or "rediss+cluster://".
+std::optional<endpoint> parse_cluster_url(std::string_view url, std::string_view rest,
+                                          std::string& error) {
   endpoint e;
-  std::string_view rest = url.substr(std::string_view("redis+cluster://").size());
   take_credentials(rest, e);
   // Database 0 may be named (/0, ?db=0): it is the only one a cluster has.
   for (const std::string_view zero : {"/0", "?db=0", "/0?db=0", "/"})
@@ -133,31 +135,21 @@ std::optional<endpoint> parse_cluster_url(std::string_view url, std::string& err
   return e;
 }
 
+// A host as a URL writes it: an IPv6 address in brackets.
+std::string url_host(const std::string& host) {
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
 std::string address_list(const std::vector<host_port>& list) {
   std::string out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (i > 0) out += ',';
-    const bool v6 = list[i].host.find(':') != std::string::npos;
-    out += v6 ? "[" + list[i].host + "]" : list[i].host;
-    out += ":" + std::to_string(list[i].port);
+    out += url_host(list[i].host) + ":" + std::to_string(list[i].port);
   }
   return out;
 }
 
-}  // namespace
-
-std::string endpoint::describe() const {
-  if (via_cluster()) return "redis+cluster://" + address_list(cluster_nodes);
-  if (via_sentinel())
-    return "redis+sentinel://" + address_list(sentinels) + "/" + master_name +
-           "?db=" + std::to_string(db);
-  if (!unix_socket.empty()) return "unix://" + unix_socket + "?db=" + std::to_string(db);
-  return "redis://" + host + ":" + std::to_string(port) + "/" + std::to_string(db);
-}
-
-std::optional<endpoint> parse_redis_url(std::string_view url, std::string& error) {
-  if (url.starts_with("redis+sentinel://")) return parse_sentinel_url(url, error);
-  if (url.starts_with("redis+cluster://")) return parse_cluster_url(url, error);
+std::optional<endpoint> parse_plain_url(std::string_view url, std::string& error) {
   endpoint e;
   if (url.starts_with("unix://")) {
     std::string_view rest = url.substr(7);
@@ -183,13 +175,14 @@ std::optional<endpoint> parse_redis_url(std::string_view url, std::string& error
     }
     return e;
   }
-  if (!url.starts_with("redis://")) {
+  if (!url.starts_with("redis://") && !url.starts_with("rediss://")) {
     error =
-        "Redis URL must start with redis://, unix://, redis+sentinel:// or redis+cluster://: '" +
+        "Redis URL must start with redis://, rediss://, unix://, redis+sentinel://, "
+        "rediss+sentinel://, redis+cluster:// or rediss+cluster://: '" +
         std::string(url) + "'";
     return std::nullopt;
   }
-  std::string_view rest = url.substr(8);
+  std::string_view rest = url.substr(url.find("://") + 3);
   take_credentials(rest, e);
   const auto slash = rest.find('/');
   std::string_view hostport = rest.substr(0, slash);
@@ -228,6 +221,32 @@ std::optional<endpoint> parse_redis_url(std::string_view url, std::string& error
     hostport = hostport.substr(0, colon);
   }
   if (!hostport.empty()) e.host = hostport;
+  return e;
+}
+
+}  // namespace
+
+std::string endpoint::describe() const {
+  const std::string redis = tls.enabled ? "rediss" : "redis";
+  if (via_cluster()) return redis + "+cluster://" + address_list(cluster_nodes);
+  if (via_sentinel())
+    return redis + "+sentinel://" + address_list(sentinels) + "/" + master_name +
+           "?db=" + std::to_string(db);
+  if (!unix_socket.empty()) return "unix://" + unix_socket + "?db=" + std::to_string(db);
+  return redis + "://" + url_host(host) + ":" + std::to_string(port) + "/" + std::to_string(db);
+}
+
+std::optional<endpoint> parse_redis_url(std::string_view url, std::string& error) {
+  // Each TLS scheme is its plain one with an "s": the same grammar after "://".
+  const bool tls = url.starts_with("rediss");
+  std::optional<endpoint> e;
+  if (url.starts_with("redis+sentinel://") || url.starts_with("rediss+sentinel://"))
+    e = parse_sentinel_url(url, url.substr(url.find("://") + 3), error);
+  else if (url.starts_with("redis+cluster://") || url.starts_with("rediss+cluster://"))
+    e = parse_cluster_url(url, url.substr(url.find("://") + 3), error);
+  else
+    e = parse_plain_url(url, error);
+  if (e) e->tls.enabled = tls;
   return e;
 }
 

@@ -1,5 +1,6 @@
 #include "infra/redis/sentinel_client.hpp"
 
+#include "infra/redis/link_errors.hpp"
 #include "infra/redis/sentinel_watch.hpp"
 
 namespace tgw::infra::redis {
@@ -34,21 +35,39 @@ bool sentinel_client::ensure_connected(std::string& error) {
   return false;
 }
 
+namespace {
+
+// The master names a sentinel watches, for a message that a name is wrong.
+std::string watched_names(server_link& sentinel) {
+  std::string names;
+  const value masters = sentinel.command({"SENTINEL", "MASTERS"});
+  for (const value& m : masters.elements)
+    if (const value* name = map_field(m, "name"); name != nullptr)
+      names += (names.empty() ? "" : ", ") + name->text;
+  return names.empty() ? "none" : names;
+}
+
+}  // namespace
+
 // Asks every sentinel and follows the one with the highest configuration epoch: each
 // failover raises it, so a sentinel that was down during the last one (and still names
 // the old master, which may be back as an empty master until it is reconfigured) is
 // outvoted by any that took part. A sentinel that does not know the name is not proof
-// that none does.
+// that none does. The error says which of three things went wrong: no sentinel
+// answered, the addresses are not sentinels (a data server's port in the URL), or the
+// name after the last / is not one they watch.
 bool sentinel_client::find_master(endpoint& target, std::string& error) {
   const std::string& name = opts_.where.master_name;
   std::string tried;
-  bool any_answered = false;
+  std::string not_sentinels;
+  std::string unknown;
   std::int64_t best_epoch = -1;
   host_port best;
   for (const host_port& sentinel : opts_.where.sentinels) {
     endpoint at;
     at.host = sentinel.host;
     at.port = sentinel.port;
+    at.tls = opts_.where.tls;
     const std::string where = sentinel.host + ":" + std::to_string(sentinel.port);
     server_link asking({opts_.connect_timeout, opts_.connect_timeout, ""});
     std::string unreachable;
@@ -56,7 +75,6 @@ bool sentinel_client::find_master(endpoint& target, std::string& error) {
                         ? asking.command({"SENTINEL", "MASTER", name})
                         : value::make_error("IO " + unreachable);
     if (v.is_array()) {
-      any_answered = true;
       std::string ip;
       std::int64_t port = 0;
       std::int64_t epoch = -1;
@@ -72,13 +90,15 @@ bool sentinel_client::find_master(endpoint& target, std::string& error) {
       }
       continue;
     }
-    if (!tried.empty()) tried += "; ";
     if (v.is_error() && v.text.find("No such master") != std::string::npos) {
-      any_answered = true;
-      tried += where + ": unknown master";
+      unknown += (unknown.empty() ? "" : "; ") + where + " watches " + watched_names(asking);
+    } else if (v.is_error() && (v.text.starts_with("ERR unknown command") ||
+                                v.text.starts_with("ERR unknown subcommand"))) {
+      not_sentinels += (not_sentinels.empty() ? "" : ", ") + where;
     } else {
-      if (!v.is_error() || !v.text.starts_with("IO")) any_answered = true;
-      tried += where + ": " + (v.is_error() ? v.text : std::string("unexpected reply"));
+      tried += (tried.empty() ? "" : "; ") + where + ": " +
+               (v.is_error() ? (v.text.starts_with("IO ") ? v.text.substr(3) : v.text)
+                             : std::string("unexpected reply"));
     }
   }
   if (best_epoch >= 0) {
@@ -88,8 +108,13 @@ bool sentinel_client::find_master(endpoint& target, std::string& error) {
     target.unix_socket.clear();
     return true;
   }
-  error = any_answered ? "no sentinel knows master '" + name + "' (" + tried + ")"
-                       : "no sentinel reachable for master '" + name + "' (" + tried + ")";
+  if (!unknown.empty())
+    error = std::string(link_errors::unknown_master) + " '" + name + "' (" + unknown + ")";
+  else if (!not_sentinels.empty())
+    error = not_sentinels + " " + std::string(link_errors::not_a_sentinel) +
+            " (it does not know the SENTINEL command)";
+  else
+    error = std::string(link_errors::no_sentinel) + " for master '" + name + "' (" + tried + ")";
   return false;
 }
 

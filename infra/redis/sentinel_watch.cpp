@@ -1,11 +1,10 @@
 #include "infra/redis/sentinel_watch.hpp"
 
-#include <sys/socket.h>
-
 #include <chrono>
 #include <map>
+#include <mutex>
 
-#include <hiredis/hiredis.h>
+#include "infra/redis/server_link.hpp"
 
 namespace tgw::infra::redis {
 namespace {
@@ -36,10 +35,6 @@ sentinel_watch::sentinel_watch(endpoint where)
 
 sentinel_watch::~sentinel_watch() {
   stopping_.store(true);
-  {
-    const std::lock_guard lock(context_mutex_);
-    if (listening_ != nullptr) ::shutdown(listening_->fd, SHUT_RDWR);
-  }
   thread_.join();
 }
 
@@ -57,49 +52,32 @@ void sentinel_watch::run() {
 }
 
 // Subscribes on one sentinel and counts switches of our master until the connection
-// ends. True if the subscription was made.
+// ends. True if the subscription was made. The wait for a message is cut in short
+// slices, so that the destructor is heard within one; keep-alive finds a sentinel that
+// vanished without closing.
 bool sentinel_watch::listen(const host_port& sentinel, bool first) {
-  const timeval connect_timeout{1, 0};
-  redisContext* c = redisConnectWithTimeout(sentinel.host.c_str(), sentinel.port, connect_timeout);
-  if (c == nullptr) return false;
-  if (c->err != 0) {
-    redisFree(c);
-    return false;
-  }
-  // Blocks until a message or the destructor's shutdown(); keep-alive finds a sentinel
-  // that vanished without closing.
-  redisEnableKeepAlive(c);
-  {
-    const std::lock_guard lock(context_mutex_);
-    if (stopping_.load()) {
-      redisFree(c);
-      return false;
-    }
-    listening_ = c;
-  }
-  auto* reply = static_cast<redisReply*>(redisCommand(c, "SUBSCRIBE +switch-master"));
-  const bool subscribed = reply != nullptr && reply->type == REDIS_REPLY_ARRAY;
-  if (reply != nullptr) freeReplyObject(reply);
+  using std::chrono::milliseconds;
+  constexpr milliseconds slice{200};
+  endpoint at;
+  at.host = sentinel.host;
+  at.port = sentinel.port;
+  at.tls = where_.tls;
+  server_link link({milliseconds{1000}, milliseconds{1000}, ""});
+  std::string error;
+  if (!link.open(at, at.describe(), error)) return false;
+  const value reply = link.command({"SUBSCRIBE", "+switch-master"});
+  const bool subscribed = reply.is_array();
   // A switch may have happened while nobody listened: let connections check.
   if (subscribed && !first) epoch_.fetch_add(1, std::memory_order_acq_rel);
   while (subscribed && !stopping_.load()) {
-    void* raw = nullptr;
-    if (redisGetReply(c, &raw) != REDIS_OK) break;
-    auto* message = static_cast<redisReply*>(raw);
+    const std::optional<value> message = link.next_message(slice);
+    if (!message) continue;
+    if (message->is_error()) break;
     // ["message", "+switch-master", "<name> <old ip> <old port> <new ip> <new port>"]
-    if (message->type == REDIS_REPLY_ARRAY && message->elements == 3 &&
-        message->element[2]->type == REDIS_REPLY_STRING) {
-      const std::string text(message->element[2]->str, message->element[2]->len);
-      if (text.starts_with(where_.master_name + " "))
-        epoch_.fetch_add(1, std::memory_order_acq_rel);
-    }
-    freeReplyObject(message);
+    if (message->is_array() && message->elements.size() == 3 && message->elements[2].is_string() &&
+        message->elements[2].text.starts_with(where_.master_name + " "))
+      epoch_.fetch_add(1, std::memory_order_acq_rel);
   }
-  {
-    const std::lock_guard lock(context_mutex_);
-    listening_ = nullptr;
-  }
-  redisFree(c);
   return subscribed;
 }
 

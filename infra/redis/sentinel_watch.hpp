@@ -3,13 +3,10 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "infra/redis/redis_url.hpp"
-
-struct redisContext;
 
 namespace tgw::infra::redis {
 
@@ -43,8 +40,6 @@ class sentinel_watch {
   endpoint where_;
   std::atomic<std::uint64_t> epoch_{0};
   std::atomic<bool> stopping_{false};
-  std::mutex context_mutex_;
-  redisContext* listening_ = nullptr;  ///< Shut down by the destructor to wake the thread.
   std::thread thread_;
 };
 

@@ -20,13 +20,21 @@ from redis.sentinel import Sentinel
 
 ERRORS = (redis.RedisError, OSError)
 TEXT = {"decode_responses": True, "encoding_errors": "replace"}
+# Set by use_tls(): every client of the run speaks TLS, verified against this CA.
+TLS = {}
+
+
+def use_tls(ca_file):
+    """From now on every client of this process speaks TLS to Redis (a run whose
+    servers listen on TLS ports only), checking the servers against ca_file."""
+    TLS.update(ssl=True, ssl_ca_certs=ca_file)
 
 
 def client(port, timeout=5.0):
     """A client of the redis-server on 127.0.0.1:port. A connection a restart broke is
     replaced when next used."""
     return redis.Redis(host="127.0.0.1", port=port, socket_timeout=timeout,
-                       socket_connect_timeout=timeout, **TEXT)
+                       socket_connect_timeout=timeout, **TEXT, **TLS)
 
 
 def attempt(call, *args, **kw):
@@ -87,8 +95,9 @@ class _FollowingMaster(redis.Redis):
 def sentinel_master(sentinel_ports, name, timeout=5.0):
     """A client of the master `name` as the sentinels on sentinel_ports see it."""
     sentinels = Sentinel([("127.0.0.1", p) for p in sentinel_ports],
-                         sentinel_kwargs={"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
-                         socket_timeout=timeout, socket_connect_timeout=timeout, **TEXT)
+                         sentinel_kwargs={"socket_timeout": 0.5, "socket_connect_timeout": 0.5,
+                                          **TLS},
+                         socket_timeout=timeout, socket_connect_timeout=timeout, **TEXT, **TLS)
     return sentinels.master_for(name, redis_class=_FollowingMaster)
 
 

@@ -16,6 +16,24 @@ from .processes import SCRIPTS, free_port, spawn, wait_until
 MASTER_NAME = "tgw"
 
 
+def make_tls_files(dir):
+    """A throwaway CA and server and client certificates in dir (scripts/redis-tls-files);
+    from now on this process's Redis clients speak TLS. The CA's path."""
+    subprocess.run([os.path.join(SCRIPTS, "redis-tls-files"), dir], check=True)
+    ca = os.path.join(dir, "ca.crt")
+    redis_client.use_tls(ca)
+    return ca
+
+
+def tls_server_args(tls_dir, port):
+    """redis-server arguments for TLS only on port: clients, replication, cluster bus."""
+    return ["--port", "0", "--tls-port", str(port),
+            "--tls-cert-file", os.path.join(tls_dir, "redis.crt"),
+            "--tls-key-file", os.path.join(tls_dir, "redis.key"),
+            "--tls-ca-cert-file", os.path.join(tls_dir, "ca.crt"),
+            "--tls-auth-clients", "optional", "--tls-replication", "yes"]
+
+
 class RedisServer:
     """One redis-server on a free loopback port. durable: AOF with appendfsync always,
     so a restart loses no write it acknowledged; else no persistence at all."""
@@ -55,6 +73,9 @@ class RedisServer:
     def url(self):
         return f"redis://127.0.0.1:{self.port}/0"
 
+    def tls_flags(self):
+        return []
+
     def client(self):
         return redis_client.client(self.port)
 
@@ -66,11 +87,14 @@ class RedisServer:
 class RedisHA:
     """A master, replicas and three sentinels (quorum 2, down-after 1000 ms), no files:
     what survives a failover is what replication carried. Faults: kill, pause and
-    restart any node."""
+    restart any node. tls: every node and sentinel speaks TLS only (a throwaway CA),
+    replication and the sentinels' links too."""
 
-    def __init__(self, workdir, replicas):
+    def __init__(self, workdir, replicas, tls=False):
         self.dir = os.path.join(workdir, "redis-ha")
         os.makedirs(self.dir)
+        self.tls_dir = os.path.join(self.dir, "tls") if tls else None
+        self.ca = make_tls_files(self.tls_dir) if tls else None
         self.log = os.path.join(self.dir, "*.log")
         self.data = {free_port(): None for _ in range(replicas + 1)}  # port -> Popen
         self.sentinels = {free_port(): None for _ in range(3)}
@@ -86,6 +110,8 @@ class RedisHA:
                 "--maxclients", "2000"]
         if replica_of:
             argv += ["--replicaof", "127.0.0.1", str(replica_of)]
+        if self.tls_dir:
+            argv += tls_server_args(self.tls_dir, port)
         self.data[port] = spawn(argv, stdout=open(os.path.join(self.dir, f"redis-{port}.log"), "ab"),
                                 stderr=subprocess.STDOUT)
         self.expected_down.discard(port)
@@ -100,7 +126,8 @@ class RedisHA:
                         f"sentinel down-after-milliseconds {MASTER_NAME} 1000\n"
                         f"sentinel failover-timeout {MASTER_NAME} 3000\n"
                         f"sentinel parallel-syncs {MASTER_NAME} 1\n")
-        self.sentinels[port] = spawn(["redis-server", conf, "--sentinel"],
+        tls = tls_server_args(self.tls_dir, port) if self.tls_dir else []
+        self.sentinels[port] = spawn(["redis-server", conf, "--sentinel"] + tls,
                                      stdout=open(os.path.join(self.dir, f"sentinel-{port}.log"), "ab"),
                                      stderr=subprocess.STDOUT)
         self.expected_down.discard(port)
@@ -122,8 +149,12 @@ class RedisHA:
         return wait_until(ready, 30)
 
     def url(self):
-        return "redis+sentinel://" + ",".join(f"127.0.0.1:{p}" for p in self.sentinels) + \
-            f"/{MASTER_NAME}"
+        scheme = "rediss+sentinel://" if self.ca else "redis+sentinel://"
+        return scheme + ",".join(f"127.0.0.1:{p}" for p in self.sentinels) + f"/{MASTER_NAME}"
+
+    def tls_flags(self):
+        """What a tgw process needs beside url()."""
+        return ["--redis-tls-ca", self.ca] if self.ca else []
 
     def master_port(self):
         """The master's port as the first sentinel still up names it; None when none
@@ -196,9 +227,10 @@ class RedisHA:
 
 class RedisCluster:
     """scripts/redis-cluster's 3 masters with a replica each (AOF on every node).
-    Faults: kill a node, restart it, reshard slots between masters."""
+    Faults: kill a node, restart it, reshard slots between masters. tls: TLS only, the
+    cluster bus and replication too (scripts/redis-cluster --tls)."""
 
-    def __init__(self, workdir, port_base):
+    def __init__(self, workdir, port_base, tls=False):
         self.dir = os.path.join(workdir, "redis-cluster")
         self.log = os.path.join(self.dir, "redis-*.log")
         self.base = port_base
@@ -208,18 +240,26 @@ class RedisCluster:
         self.failovers = 0
         self.reshards = []
         self._url = None
+        self.tls = tls
+        self.ca = os.path.join(self.dir, "tls", "ca.crt") if tls else None
 
     def start(self):
-        done = subprocess.run([self.script, "up", "--dir", self.dir, "--port-base", str(self.base)],
+        done = subprocess.run([self.script, "up", "--dir", self.dir, "--port-base", str(self.base)]
+                              + (["--tls"] if self.tls else []),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if done.returncode != 0:
             print(done.stdout, file=sys.stderr)
             return False
         self._url = done.stdout.strip().splitlines()[-1]
+        if self.ca:
+            redis_client.use_tls(self.ca)
         return True
 
     def url(self):
         return self._url
+
+    def tls_flags(self):
+        return ["--redis-tls-ca", self.ca] if self.ca else []
 
     def client(self):
         return redis_client.cluster(self.live_ports)
@@ -273,15 +313,16 @@ class RedisCluster:
     def restart(self, port):
         """With its nodes.conf and AOF: it rejoins the cluster, as a replica of the
         master that replaced it."""
-        restart_cluster_node(self.dir, port)
+        restart_cluster_node(self.dir, port, self.tls)
         self.expected_down.discard(port)
         return wait_until(lambda: redis_client.ping(port), 10)
 
     def reshard(self, source, target, slots, out):
         """Moves `slots` slots from master `source` to `target` (run in a thread)."""
         started = time.monotonic()
+        tls = ["--tls", "--cacert", self.ca] if self.ca else []
         done = subprocess.run(
-            ["redis-cli", "--cluster", "reshard", f"127.0.0.1:{target}",
+            ["redis-cli", *tls, "--cluster", "reshard", f"127.0.0.1:{target}",
              "--cluster-from", self.node_id(source), "--cluster-to", self.node_id(target),
              "--cluster-slots", str(slots), "--cluster-yes", "--cluster-pipeline", "100"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -305,9 +346,11 @@ class RedisCluster:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def restart_cluster_node(dir, port):
+def restart_cluster_node(dir, port, tls=False):
     """Starts a node of scripts/redis-cluster's cluster in `dir` again, daemonized, with
     the settings that script gives it (its nodes.conf, AOF and pid file included)."""
+    tls_args = tls_server_args(os.path.join(dir, "tls"), port) + ["--tls-cluster", "yes"] \
+        if tls else []
     subprocess.run(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", dir,
          "--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf",
@@ -316,4 +359,4 @@ def restart_cluster_node(dir, port):
          "--appendonly", "yes", "--appendfilename", f"appendonly-{port}.aof",
          "--appenddirname", f"aof-{port}", "--dbfilename", f"dump-{port}.rdb", "--save", "",
          "--daemonize", "yes", "--pidfile", os.path.join(dir, f"redis-{port}.pid"),
-         "--logfile", os.path.join(dir, f"redis-{port}.log")], check=False)
+         "--logfile", os.path.join(dir, f"redis-{port}.log"), *tls_args], check=False)

@@ -15,6 +15,9 @@ namespace tgw::test {
 /// twice: in infra_test on a fresh redis-server per test (single-node key names), and,
 /// compiled into cluster_test with TGW_TEST_ON_CLUSTER, on a 3+3 Redis Cluster that
 /// the binary's tests share (emptied before each test), with hash-tagged key shards.
+/// Compiled with TGW_TEST_OVER_TLS (the *_tls_test binaries), the server speaks TLS
+/// only: url() is rediss://, and every tgw process the suite starts finds the CA in
+/// TGW_REDIS_TLS_CA (redis_tls.hpp).
 class redis_backend {
  public:
   /// Shards the cluster variant splits keys into: 4 per master.
@@ -43,8 +46,7 @@ class redis_backend {
   }
   /// The --redis URL of a tgw process.
   [[nodiscard]] std::string url() const {
-    return server_ ? "redis://127.0.0.1:" + std::to_string(server_->port())
-                   : shared_cluster().url();
+    return server_ ? server_->url() : shared_cluster().url();
   }
   [[nodiscard]] infra::redis::connection connect() const {
     return infra::redis::connection({endpoint(), std::chrono::milliseconds{1000},

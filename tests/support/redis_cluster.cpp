@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "tests/support/redis_server.hpp"
+#include "tests/support/redis_tls.hpp"
 
 namespace tgw::test {
 namespace {
@@ -50,7 +51,7 @@ bool wait_until(auto done, std::chrono::milliseconds limit) {
 
 }  // namespace
 
-redis_cluster::redis_cluster(std::size_t masters) : masters_(masters) {
+redis_cluster::redis_cluster(std::size_t masters, bool tls) : masters_(masters), tls_(tls) {
   char tmpl[] = "/tmp/tgw-cluster-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
@@ -78,32 +79,38 @@ void redis_cluster::stop_all() noexcept {
 }
 
 bool redis_cluster::start(std::string& why) {
-  std::vector<std::string> create = {"redis-cli", "--cluster", "create"};
+  std::vector<std::string> create = {"redis-cli"};
+  if (tls_) create.insert(create.end(), {"--tls", "--cacert", redis_tls_files::shared().ca.cert});
+  create.insert(create.end(), {"--cluster", "create"});
   for (std::size_t i = 0; i < masters_ * 2; ++i) {
     const std::uint16_t port = free_node_port();
     const std::string p = std::to_string(port);
-    pids_.push_back(spawn_process({"redis-server",
-                                   "--port",
-                                   p,
-                                   "--bind",
-                                   "127.0.0.1",
-                                   "--dir",
-                                   dir_,
-                                   "--cluster-enabled",
-                                   "yes",
-                                   "--cluster-config-file",
-                                   "nodes-" + p + ".conf",
-                                   "--cluster-node-timeout",
-                                   "1000",
-                                   "--cluster-replica-validity-factor",
-                                   "0",
-                                   "--cluster-require-full-coverage",
-                                   "no",
-                                   "--save",
-                                   "",
-                                   "--appendonly",
-                                   "no"},
-                                  dir_ + "/redis-" + p + ".log"));
+    std::vector<std::string> argv = {"redis-server",
+                                     "--port",
+                                     p,
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--dir",
+                                     dir_,
+                                     "--cluster-enabled",
+                                     "yes",
+                                     "--cluster-config-file",
+                                     "nodes-" + p + ".conf",
+                                     "--cluster-node-timeout",
+                                     "1000",
+                                     "--cluster-replica-validity-factor",
+                                     "0",
+                                     "--cluster-require-full-coverage",
+                                     "no",
+                                     "--save",
+                                     "",
+                                     "--appendonly",
+                                     "no"};
+    if (tls_) {
+      const auto tls = redis_tls_files::shared().server_args(port);
+      argv.insert(argv.end(), tls.begin(), tls.end());
+    }
+    pids_.push_back(spawn_process(argv, dir_ + "/redis-" + p + ".log"));
     ports_.push_back(port);
     create.push_back("127.0.0.1:" + p);
   }
@@ -153,7 +160,7 @@ redis_cluster::~redis_cluster() {
 }
 
 std::string redis_cluster::url() const {
-  std::string out = "redis+cluster://";
+  std::string out = tls_ ? "rediss+cluster://" : "redis+cluster://";
   for (std::size_t i = 0; i < masters_; ++i)
     out += (i > 0 ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports_[i]);
   return out;
@@ -164,14 +171,20 @@ infra::redis::endpoint redis_cluster::endpoint() const {
   for (std::size_t i = 0; i < masters_; ++i) e.cluster_nodes.push_back({"127.0.0.1", ports_[i]});
   e.host = "127.0.0.1";
   e.port = ports_[0];
+  if (tls_) e.tls = redis_tls_files::shared().client();
   return e;
 }
 
-infra::redis::connection redis_cluster::node(std::uint16_t port) {
+std::string redis_cluster::tls_flags() const {
+  return tls_ ? redis_tls_files::shared().flags() : std::string();
+}
+
+infra::redis::connection redis_cluster::node(std::uint16_t port) const {
   infra::redis::endpoint e;
   e.host = "127.0.0.1";
   e.port = port;
-  return infra::redis::connection({e, 500ms, 2000ms, "test"});
+  if (tls_) e.tls = redis_tls_files::shared().client();
+  return infra::redis::connection({e, tls_ ? 1000ms : 500ms, 2000ms, "test"});
 }
 
 std::uint16_t redis_cluster::master_of(std::uint16_t slot) const {
@@ -217,18 +230,16 @@ bool redis_cluster::healthy() const {
 }
 
 unserved_slot::unserved_slot(const redis_cluster& cluster, std::uint16_t slot)
-    : owner_(cluster.master_of(slot)), slot_(slot) {
+    : cluster_(cluster), owner_(cluster.master_of(slot)), slot_(slot) {
   taken_ =
       owner_ != 0 &&
-      redis_cluster::node(owner_).command({"CLUSTER", "DELSLOTS", std::to_string(slot)}).text ==
-          "OK";
+      cluster_.node(owner_).command({"CLUSTER", "DELSLOTS", std::to_string(slot)}).text == "OK";
 }
 
 bool unserved_slot::serve_again() {
   if (!taken_) return true;
   taken_ =
-      redis_cluster::node(owner_).command({"CLUSTER", "ADDSLOTS", std::to_string(slot_)}).text !=
-      "OK";
+      cluster_.node(owner_).command({"CLUSTER", "ADDSLOTS", std::to_string(slot_)}).text != "OK";
   return !taken_;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "infra/redis/connection.hpp"
+#include "tests/support/redis_tls.hpp"
 
 namespace tgw::test {
 
@@ -15,7 +16,8 @@ namespace tgw::test {
 /// over within a few seconds.
 class redis_cluster {
  public:
-  explicit redis_cluster(std::size_t masters = 3);
+  /// `tls`: every node speaks TLS only, its bus (tls-cluster) and replication too.
+  explicit redis_cluster(std::size_t masters = 3, bool tls = over_tls);
   ~redis_cluster();
   redis_cluster(const redis_cluster&) = delete;
   redis_cluster& operator=(const redis_cluster&) = delete;
@@ -25,8 +27,10 @@ class redis_cluster {
   [[nodiscard]] infra::redis::endpoint endpoint() const;
   /// Every node's port, masters first (as created; a failover changes roles).
   [[nodiscard]] const std::vector<std::uint16_t>& ports() const noexcept { return ports_; }
-  /// A plain connection to the node on `port`.
-  [[nodiscard]] static infra::redis::connection node(std::uint16_t port);
+  /// A direct connection to the node on `port` (no cluster routing).
+  [[nodiscard]] infra::redis::connection node(std::uint16_t port) const;
+  /// The --redis-tls-* flags a tgw process needs for url(); empty for a plain cluster.
+  [[nodiscard]] std::string tls_flags() const;
   /// The port of the master that serves `slot` now, as the first live node says.
   [[nodiscard]] std::uint16_t master_of(std::uint16_t slot) const;
   /// Kills the node on `port` (SIGKILL).
@@ -46,6 +50,7 @@ class redis_cluster {
   std::vector<int> pids_;
   std::string dir_;
   std::size_t masters_;
+  bool tls_ = false;
 };
 
 /// While it lives, `slot` has no master: its master gives it up (CLUSTER DELSLOTS), and
@@ -64,6 +69,7 @@ class unserved_slot {
   bool serve_again();
 
  private:
+  const redis_cluster& cluster_;
   std::uint16_t owner_ = 0;
   std::uint16_t slot_ = 0;
   bool taken_ = false;

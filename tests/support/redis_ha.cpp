@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/support/redis_tls.hpp"
+
 namespace tgw::test {
 namespace {
 
@@ -25,15 +27,17 @@ bool poll_until(const std::function<bool()>& done, std::chrono::milliseconds dea
   return done();
 }
 
-infra::redis::endpoint local(std::uint16_t port) {
+infra::redis::endpoint local(std::uint16_t port, bool tls) {
   infra::redis::endpoint e;
   e.host = "127.0.0.1";
   e.port = port;
+  if (tls) e.tls = redis_tls_files::shared().client();
   return e;
 }
 
-infra::redis::connection direct(std::uint16_t port) {
-  return infra::redis::connection({local(port), 300ms, 1000ms, ""});
+infra::redis::connection direct(std::uint16_t port, bool tls) {
+  // A TLS handshake takes longer than a plain connect on a busy machine.
+  return infra::redis::connection({local(port, tls), tls ? 1000ms : 300ms, 1000ms, ""});
 }
 
 /// The value of `field` in an INFO section's text, or "".
@@ -52,7 +56,7 @@ struct redis_ha::node {
   std::optional<child_process> process;
 };
 
-redis_ha::redis_ha(int replicas) {
+redis_ha::redis_ha(int replicas, bool tls) : tls_(tls) {
   char tmpl[] = "/tmp/tgw-redis-ha-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
@@ -71,10 +75,12 @@ redis_ha::redis_ha(int replicas) {
     n->port = free_port();
     n->sentinel = true;
     const std::string conf = dir_ + "/sentinel-" + std::to_string(n->port) + ".conf";
-    std::ofstream(conf) << "port " << n->port << "\nbind 127.0.0.1\ndir " << dir_
-                        << "\nsentinel monitor " << master_name << " 127.0.0.1 "
-                        << data_ports_.front() << " 2\nsentinel down-after-milliseconds "
-                        << master_name << " 1000\nsentinel failover-timeout " << master_name
+    std::ofstream(conf) << (tls ? redis_tls_files::shared().server_config(n->port)
+                                : "port " + std::to_string(n->port) + "\n")
+                        << "bind 127.0.0.1\ndir " << dir_ << "\nsentinel monitor " << master_name
+                        << " 127.0.0.1 " << data_ports_.front()
+                        << " 2\nsentinel down-after-milliseconds " << master_name
+                        << " 1000\nsentinel failover-timeout " << master_name
                         << " 3000\nsentinel parallel-syncs " << master_name << " 1\n";
     start_sentinel(*n);
     sentinel_ports_.push_back(n->port);
@@ -84,7 +90,7 @@ redis_ha::redis_ha(int replicas) {
   // then can they agree on a failover.
   const auto ready = [&] {
     for (std::uint16_t port : sentinel_ports_) {
-      auto c = direct(port);
+      auto c = direct(port, tls_);
       const auto seen_replicas = c.command({"SENTINEL", "REPLICAS", master_name});
       const auto seen_sentinels = c.command({"SENTINEL", "SENTINELS", master_name});
       if (!seen_replicas.is_array() || !seen_sentinels.is_array() ||
@@ -120,13 +126,17 @@ void redis_ha::start_data_node(node& n, std::uint16_t replica_of) {
   if (replica_of != 0) {
     argv.insert(argv.end(), {"--replicaof", "127.0.0.1", std::to_string(replica_of)});
   }
+  if (tls_) {
+    const auto tls = redis_tls_files::shared().server_args(n.port);
+    argv.insert(argv.end(), tls.begin(), tls.end());
+  }
   n.process.emplace(argv, dir_ + "/redis-" + std::to_string(n.port) + ".log");
-  if (!poll_until([&] { return direct(n.port).command({"PING"}).text == "PONG"; }, 10s))
+  if (!poll_until([&] { return direct(n.port, tls_).command({"PING"}).text == "PONG"; }, 10s))
     throw std::runtime_error("redis-server did not start on port " + std::to_string(n.port));
 }
 
 std::string redis_ha::url() const {
-  std::string out = "redis+sentinel://";
+  std::string out = tls_ ? "rediss+sentinel://" : "redis+sentinel://";
   for (std::size_t i = 0; i < sentinel_ports_.size(); ++i)
     out += (i > 0 ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(sentinel_ports_[i]);
   return out + "/" + master_name;
@@ -136,12 +146,13 @@ infra::redis::endpoint redis_ha::endpoint() const {
   std::string error;
   auto e = infra::redis::parse_redis_url(url(), error);
   if (!e) throw std::runtime_error(error);
+  if (tls_) e->tls = redis_tls_files::shared().client();
   return *e;
 }
 
 std::uint16_t redis_ha::master_port() const {
   for (std::uint16_t port : sentinel_ports_) {
-    const auto v = direct(port).command({"SENTINEL", "get-master-addr-by-name", master_name});
+    const auto v = direct(port, tls_).command({"SENTINEL", "get-master-addr-by-name", master_name});
     if (v.is_array() && v.elements.size() == 2)
       return static_cast<std::uint16_t>(v.elements[1].as_int().value_or(0));
   }
@@ -153,7 +164,7 @@ bool redis_ha::wait_for_new_master(std::uint16_t old_port, std::chrono::millisec
       [&] {
         const std::uint16_t now = master_port();
         if (now == 0 || now == old_port) return false;
-        const auto role = direct(now).command({"ROLE"});
+        const auto role = direct(now, tls_).command({"ROLE"});
         return role.is_array() && !role.elements.empty() && role.elements[0].text == "master";
       },
       deadline);
@@ -162,7 +173,7 @@ bool redis_ha::wait_for_new_master(std::uint16_t old_port, std::chrono::millisec
 bool redis_ha::wait_for_replica(std::uint16_t port, std::chrono::milliseconds deadline) {
   return poll_until(
       [&] {
-        const auto info = direct(port).command({"INFO", "replication"});
+        const auto info = direct(port, tls_).command({"INFO", "replication"});
         return info_field(info.text, "role") == "slave" &&
                info_field(info.text, "master_link_status") == "up";
       },
@@ -203,12 +214,12 @@ void redis_ha::start_sentinel(node& n) {
   const std::string conf = dir_ + "/sentinel-" + std::to_string(n.port) + ".conf";
   n.process.emplace(std::vector<std::string>{"redis-server", conf, "--sentinel"},
                     dir_ + "/sentinel-" + std::to_string(n.port) + ".log");
-  if (!poll_until([&] { return direct(n.port).command({"PING"}).text == "PONG"; }, 10s))
+  if (!poll_until([&] { return direct(n.port, tls_).command({"PING"}).text == "PONG"; }, 10s))
     throw std::runtime_error("sentinel did not start on port " + std::to_string(n.port));
 }
 
 infra::redis::connection redis_ha::connect(std::uint16_t port) const {
-  return direct(port);
+  return direct(port, tls_);
 }
 
 }  // namespace tgw::test

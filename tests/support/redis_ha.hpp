@@ -8,6 +8,7 @@
 
 #include "infra/redis/connection.hpp"
 #include "tests/support/redis_server.hpp"
+#include "tests/support/redis_tls.hpp"
 
 namespace tgw::test {
 
@@ -20,12 +21,14 @@ class redis_ha {
  public:
   static constexpr const char* master_name = "tgw";
 
-  explicit redis_ha(int replicas = 1);
+  /// `tls`: every node and sentinel speaks TLS only (redis_tls_files), replication too.
+  explicit redis_ha(int replicas = 1, bool tls = over_tls);
   ~redis_ha();
   redis_ha(const redis_ha&) = delete;
   redis_ha& operator=(const redis_ha&) = delete;
 
-  /// redis+sentinel://127.0.0.1:S1,127.0.0.1:S2,127.0.0.1:S3/tgw
+  /// redis+sentinel://127.0.0.1:S1,127.0.0.1:S2,127.0.0.1:S3/tgw (rediss+sentinel with
+  /// TLS; the --redis-tls-* flags are redis_tls_files::shared().flags()).
   [[nodiscard]] std::string url() const;
   [[nodiscard]] infra::redis::endpoint endpoint() const;
   /// The data node ports, the first one the initial master.
@@ -62,6 +65,7 @@ class redis_ha {
   void start_sentinel(node& n);
 
   std::string dir_;
+  bool tls_ = false;
   std::vector<std::uint16_t> data_ports_;
   std::vector<std::uint16_t> sentinel_ports_;
   std::vector<std::unique_ptr<node>> nodes_;

@@ -16,6 +16,8 @@
 #include <thread>
 #include <utility>
 
+#include "tests/support/redis_tls.hpp"
+
 namespace tgw::test {
 
 std::uint16_t free_port() {
@@ -60,7 +62,8 @@ int spawn_process(const std::vector<std::string>& argv, const std::string& log_p
   return pid;
 }
 
-redis_server::redis_server(bool durable) : durable_(durable) {
+redis_server::redis_server(bool durable, redis_transport transport)
+    : durable_(durable), transport_(transport) {
   char tmpl[] = "/tmp/tgw-redis-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
@@ -76,10 +79,25 @@ redis_server::~redis_server() {
 
 void redis_server::start() {
   if (pid_ > 0) return;
-  pid_ = spawn_process(
-      {"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
-       "--appendonly", durable_ ? "yes" : "no", "--appendfsync", "always", "--dir", dir_},
-      dir_ + "/redis.log");
+  std::vector<std::string> argv = {"redis-server",
+                                   "--port",
+                                   std::to_string(port_),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   durable_ ? "yes" : "no",
+                                   "--appendfsync",
+                                   "always",
+                                   "--dir",
+                                   dir_};
+  if (transport_ != redis_transport::plain) {
+    const auto tls = redis_tls_files::shared().server_args(
+        port_, transport_ == redis_transport::tls_client_certificates);
+    argv.insert(argv.end(), tls.begin(), tls.end());
+  }
+  pid_ = spawn_process(argv, dir_ + "/redis.log");
   for (int i = 0; i < 200; ++i) {
     infra::redis::connection c(
         {endpoint(), std::chrono::milliseconds{200}, std::chrono::milliseconds{200}, ""});
@@ -101,7 +119,22 @@ infra::redis::endpoint redis_server::endpoint() const {
   infra::redis::endpoint e;
   e.host = "127.0.0.1";
   e.port = port_;
+  if (transport_ != redis_transport::plain)
+    e.tls =
+        redis_tls_files::shared().client(transport_ == redis_transport::tls_client_certificates);
   return e;
+}
+
+std::string redis_server::url() const {
+  return (transport_ == redis_transport::plain ? "redis://127.0.0.1:" : "rediss://127.0.0.1:") +
+         std::to_string(port_);
+}
+
+std::string redis_server::tls_flags() const {
+  return transport_ == redis_transport::plain
+             ? std::string()
+             : redis_tls_files::shared().flags(transport_ ==
+                                               redis_transport::tls_client_certificates);
 }
 
 infra::redis::connection redis_server::connect() const {

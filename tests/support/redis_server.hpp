@@ -6,8 +6,13 @@
 #include <vector>
 
 #include "infra/redis/connection.hpp"
+#include "tests/support/redis_tls.hpp"
 
 namespace tgw::test {
+
+/// How a test's redis-server speaks: plain, TLS only (redis_tls_files' certificates),
+/// or TLS that also asks every client for a certificate (tls-auth-clients yes).
+enum class redis_transport { plain, tls, tls_client_certificates };
 
 /// A throw-away redis-server on a free loopback port, started in the constructor and
 /// stopped in the destructor. stop() and start() again simulate an outage on the same
@@ -17,7 +22,9 @@ class redis_server {
  public:
   /// With `durable`, every write is fsynced to an append-only file before the reply,
   /// so stop() (SIGKILL) and start() keep all acknowledged data.
-  explicit redis_server(bool durable = false);
+  explicit redis_server(bool durable = false,
+                        redis_transport transport = over_tls ? redis_transport::tls
+                                                             : redis_transport::plain);
   ~redis_server();
   redis_server(const redis_server&) = delete;
   redis_server& operator=(const redis_server&) = delete;
@@ -25,7 +32,12 @@ class redis_server {
   void start();
   void stop();
   [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+  /// Its address, with the TLS options a client needs to verify it.
   [[nodiscard]] infra::redis::endpoint endpoint() const;
+  /// The --redis URL of a tgw process (redis:// or rediss://), and the flags that go
+  /// with it (the --redis-tls-* options; empty for a plain server).
+  [[nodiscard]] std::string url() const;
+  [[nodiscard]] std::string tls_flags() const;
   /// A fresh connection to this server.
   [[nodiscard]] infra::redis::connection connect() const;
 
@@ -34,6 +46,7 @@ class redis_server {
   int pid_ = -1;
   std::string dir_;
   bool durable_ = false;
+  redis_transport transport_ = redis_transport::plain;
 };
 
 /// A free TCP port on 127.0.0.1 (bound and released; good enough for tests).

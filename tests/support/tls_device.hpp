@@ -32,6 +32,14 @@ struct pem_files {
   std::string key;
 };
 
+/// What a leaf certificate holds beyond its name: the subject alternative names, and
+/// its validity in days from now (a negative end makes an expired certificate).
+struct cert_spec {
+  std::string alt_names = "IP:127.0.0.1";
+  long valid_from_days = 0;
+  long valid_to_days = 30;
+};
+
 namespace detail {
 
 inline EVP_PKEY* new_key() {
@@ -70,13 +78,13 @@ inline void add_extension(X509* cert, X509* issuer, int nid, const char* value) 
 
 // Signs a certificate for `name` with `issuer` (null: self-signed).
 inline pem_files make_cert(const std::string& dir, const std::string& name, bool is_ca,
-                           const pem_files* issuer, long serial) {
+                           const pem_files* issuer, long serial, const cert_spec& spec = {}) {
   EVP_PKEY* key = new_key();
   X509* cert = X509_new();
   X509_set_version(cert, 2);
   ASN1_INTEGER_set(X509_get_serialNumber(cert), serial);
-  X509_gmtime_adj(X509_getm_notBefore(cert), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(cert), 86400L * 30);
+  X509_gmtime_adj(X509_getm_notBefore(cert), 86400L * spec.valid_from_days - 3600);
+  X509_gmtime_adj(X509_getm_notAfter(cert), 86400L * spec.valid_to_days);
   X509_set_pubkey(cert, key);
   X509_NAME_add_entry_by_txt(X509_get_subject_name(cert), "CN", MBSTRING_ASC,
                              reinterpret_cast<const unsigned char*>(name.c_str()), -1, -1, 0);
@@ -84,7 +92,7 @@ inline pem_files make_cert(const std::string& dir, const std::string& name, bool
   EVP_PKEY* issuer_key = issuer != nullptr ? read_key(issuer->key) : key;
   X509_set_issuer_name(cert, X509_get_subject_name(issuer_cert));
   add_extension(cert, issuer_cert, NID_basic_constraints, is_ca ? "critical,CA:TRUE" : "CA:FALSE");
-  if (!is_ca) add_extension(cert, issuer_cert, NID_subject_alt_name, "IP:127.0.0.1");
+  if (!is_ca) add_extension(cert, issuer_cert, NID_subject_alt_name, spec.alt_names.c_str());
   X509_sign(cert, issuer_key, EVP_sha256());
   pem_files out{dir + "/" + name + ".crt", dir + "/" + name + ".key"};
   write_pem(out.cert, cert, nullptr);
@@ -107,8 +115,8 @@ inline pem_files make_ca(const std::string& dir, const std::string& name) {
 
 /// A certificate for `name` signed by `ca`; `serial` tells two apart.
 inline pem_files make_signed(const std::string& dir, const std::string& name, const pem_files& ca,
-                             long serial) {
-  return detail::make_cert(dir, name, false, &ca, serial);
+                             long serial, const cert_spec& spec = {}) {
+  return detail::make_cert(dir, name, false, &ca, serial, spec);
 }
 
 namespace detail {

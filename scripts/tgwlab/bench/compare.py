@@ -9,6 +9,7 @@ import time
 
 from .. import metrics
 from ..cli import fail
+from ..servers import make_tls_files, tls_server_args
 from ..processes import TICK, Group, cpu_ticks, log_tail, raise_file_limit
 from . import common
 
@@ -20,9 +21,13 @@ class Side:
     redis_url (started by the caller, whose server pids redis_pids name for the CPU
     figure)."""
 
-    def __init__(self, name, binary, flags, imei_base, redis_url=None, redis_pids=()):
+    def __init__(self, name, binary, flags, imei_base, redis_url=None, redis_pids=(),
+                 redis_tls=None):
         self.name, self.binary, self.flags, self.imei_base = name, binary, flags, imei_base
         self.redis_url, self.redis_pids = redis_url, list(redis_pids)
+        # The directory of scripts/redis-tls-files' certificates: its private
+        # redis-server speaks TLS only, and its gateway rediss://.
+        self.redis_tls = redis_tls
 
 
 def ticks(proc, log):
@@ -56,15 +61,19 @@ def measure(a, sides, procs, tmp, simulator, gw_tls=(), sim_tls=()):
         s.logs = {k: os.path.join(tmp, f"{k}-{s.name}.log") for k in ("redis", "gateway", "sim")}
         s.redis = None
         url = s.redis_url
+        redis_tls = []
         if url is None:
+            tls = tls_server_args(s.redis_tls, rport) if s.redis_tls else []
             s.redis = procs.start(["redis-server", "--port", str(rport), "--bind", "127.0.0.1",
                                    "--save", "", "--appendonly", "no", "--dir", tmp,
-                                   "--logfile", s.logs["redis"]])
-            url = f"redis://127.0.0.1:{rport}"
+                                   "--logfile", s.logs["redis"], *tls])
+            url = f"{'rediss' if s.redis_tls else 'redis'}://127.0.0.1:{rport}"
+            if s.redis_tls:
+                redis_tls = ["--redis-tls-ca", os.path.join(s.redis_tls, "ca.crt")]
             time.sleep(0.5)
         with open(s.logs["gateway"], "wb") as err:
             s.gateway = procs.start(
-                [s.binary, "serve", "--redis", url, "--port", str(gport),
+                [s.binary, "serve", "--redis", url, *redis_tls, "--port", str(gport),
                  "--bind", "127.0.0.1", "--metrics-addr", f"127.0.0.1:{s.metrics_port}",
                  "--log-level", "warn", *gw_tls, *s.flags.split()], stderr=err)
         time.sleep(1)
@@ -120,7 +129,13 @@ def main(a):
             if made is None:
                 fail(PROG, "openssl could not make a certificate")
             gw_tls, sim_tls = ["--tls-cert", made[0], "--tls-key", made[1]], ["--tls"]
-        sides = [Side("A", a.a_tgw, a.a_flags, 350000000000000),
-                 Side("B", a.b_tgw, a.b_flags, 351000000000000)]
+        redis_tls = None
+        if a.redis_tls:
+            redis_tls = os.path.join(tmp, "redis-tls")
+            make_tls_files(redis_tls)
+        sides = [Side("A", a.a_tgw, a.a_flags, 350000000000000,
+                      redis_tls=redis_tls if a.redis_tls in ("a", "both") else None),
+                 Side("B", a.b_tgw, a.b_flags, 351000000000000,
+                      redis_tls=redis_tls if a.redis_tls in ("b", "both") else None)]
         measure(a, sides, procs, tmp, simulator, gw_tls, sim_tls)
     return 0

@@ -20,6 +20,8 @@ def main(args):
         args.duration, args.faults, args.devices, args.command_rate = 45, 12, 40, 1.5
     if args.redis_ha and args.redis_cluster:
         sys.exit("chaos: --redis-ha and --redis-cluster are two different stores; choose one")
+    if getattr(args, "tls", False) and not (args.redis_ha or args.redis_cluster):
+        sys.exit("chaos: --tls runs the --redis-ha or --redis-cluster store over TLS; add one")
     kinds = HA_FAULT_KINDS if args.redis_ha else CLUSTER_FAULT_KINDS if args.redis_cluster \
         else FAULT_KINDS
     if args.kinds is None:

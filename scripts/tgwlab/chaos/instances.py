@@ -27,7 +27,7 @@ class Instance:
         a = self.args
         log = os.path.join(self.workdir, f"{self.id}.log")
         self.proc = spawn(
-            [a.tgw, "serve", "--redis", self.redis.url(), "--bind", "127.0.0.1",
+            [a.tgw, "serve", "--redis", self.redis.url(), *self.redis.tls_flags(), "--bind", "127.0.0.1",
              "--port", str(self.port), "--metrics-addr", f"127.0.0.1:{self.metrics_port}",
              "--instance-id", self.id,
              "--heartbeat-interval-ms", str(a.heartbeat_interval_ms),

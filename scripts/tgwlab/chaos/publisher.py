@@ -81,7 +81,7 @@ class Publisher:
             text = f"chaos-{self.seq}"
             codec = self.rng.choice([12, 14])
             proc = spawn(
-                [self.args.tgw, "command", "send", "--redis", self.redis.url(), "--imei", imei,
+                [self.args.tgw, "command", "send", "--redis", self.redis.url(), *self.redis.tls_flags(), "--imei", imei,
                  "--text", text, "--codec", str(codec), "--timeout", "15s", "--ttl", "120s",
                  "--ack-replicas", str(self.args.ack_replicas), "--json"],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

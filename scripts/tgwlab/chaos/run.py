@@ -28,8 +28,8 @@ class Chaos(Faults):
         self.args = args
         self.rng = random.Random(args.seed)
         self.workdir = tempfile.mkdtemp(prefix="tgw-chaos-")
-        self.ha = RedisHA(self.workdir, args.replicas) if args.redis_ha else None
-        self.cluster = RedisCluster(self.workdir, args.cluster_port_base) \
+        self.ha = RedisHA(self.workdir, args.replicas, tls=args.tls) if args.redis_ha else None
+        self.cluster = RedisCluster(self.workdir, args.cluster_port_base, tls=args.tls) \
             if args.redis_cluster else None
         if not (self.ha or self.cluster):
             os.makedirs(os.path.join(self.workdir, "redis"))
@@ -357,7 +357,7 @@ class Chaos(Faults):
         stored: the journal explains everything that was made visible, across the faults
         (`tgw projections rebuild --dry-run`, after the fleet and the instances stopped)."""
         r = subprocess.run([self.args.tgw, "projections", "rebuild", "--dry-run", "--json",
-                            "--redis", self.redis.url()],
+                            "--redis", self.redis.url(), *self.redis.tls_flags()],
                            capture_output=True, text=True, timeout=300)
         self.report["projections_rebuild_dry_run_exit"] = r.returncode
         if r.returncode != 0:

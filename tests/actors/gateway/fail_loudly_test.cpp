@@ -254,6 +254,34 @@ TEST(FailLoudly, APermissionLostAtRunTimeIsNotReadyWithItsCause) {
   EXPECT_EQ(gw.stop(), 0);
 }
 
+// TLS to Redis failing at run time (the server comes back with a certificate of another
+// CA, as after a botched rotation): /readyz 503 with the cause and its fix, and the
+// stall's reason is tls.
+TEST(FailLoudly, ATlsFailureAtRunTimeIsNotReadyWithItsCause) {
+  redis_server redis(false, redis_transport::tls);
+  const auto& files = redis_tls_files::shared();
+  gateway gw("tls", {"--redis", redis.url(), "--redis-tls-ca", files.ca.cert,
+                     "--readiness-window-ms", "1000"});
+  ASSERT_TRUE(gw.listening()) << gw.log();
+  tracker t(gw.port(), imei);
+  ASSERT_TRUE(t.deliver(1'700'000'000'000, 20s)) << gw.log();
+  redis.stop();
+  const pem_files rogue_ca = make_ca(files.dir, "runtime-rogue-ca");
+  const pem_files rogue = make_signed(files.dir, "runtime-rogue", rogue_ca, 21);
+  child_process other(
+      {"redis-server", "--port", "0", "--tls-port", std::to_string(redis.port()), "--tls-cert-file",
+       rogue.cert, "--tls-key-file", rogue.key, "--tls-ca-cert-file", rogue_ca.cert,
+       "--tls-auth-clients", "no", "--save", ""},
+      ::testing::TempDir() + "/fail-loudly-rogue-redis.log");
+  EXPECT_FALSE(t.deliver(1'700'000'001'000, 7s));
+  const std::string readyz = gw.readyz();
+  EXPECT_TRUE(not_ready(readyz)) << readyz;
+  EXPECT_NE(readyz.find("not signed by a trusted CA"), std::string::npos) << readyz;
+  EXPECT_NE(readyz.find("--redis-tls-ca"), std::string::npos) << readyz;
+  EXPECT_NE(gw.metrics().find("reason=\"tls\""), std::string::npos) << gw.metrics();
+  gw.stop();
+}
+
 // The documented quick start with one replica and --ack-replicas 1, its master killed:
 // the promoted master has no replica, so nothing can be ACKed. Not ACKing is right;
 // saying nothing would be wrong: /readyz 503 names the replicas, the log says it at

@@ -28,7 +28,7 @@ class TelemetryTail : public ::testing::Test {
     return redis.command(test::telemetry_entry_xadd(imei, ts, io)).text;
   }
   std::string tail(const std::string& args) {
-    return "telemetry tail --redis redis://127.0.0.1:" + std::to_string(server.port()) + " " + args;
+    return "telemetry tail --redis " + server.url() + " " + args;
   }
   static std::vector<nlohmann::json> lines(const std::string& out) {
     std::vector<nlohmann::json> parsed;
@@ -109,8 +109,8 @@ TEST_F(TelemetryTail, BadFlagsAndAnUnreachableRedisAreClearErrors) {
   r = run_tgw(tail("--from yesterday --count 1"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("--from 'yesterday'"), std::string::npos) << r.out;
-  r = run_tgw("telemetry tail --redis redis://127.0.0.1:" + std::to_string(free_port()) +
-              " --count 1");
+  r = run_tgw(std::string("telemetry tail --redis ") + (over_tls ? "rediss" : "redis") +
+              "://127.0.0.1:" + std::to_string(free_port()) + " --count 1");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("Connection refused"), std::string::npos) << r.out;
 }

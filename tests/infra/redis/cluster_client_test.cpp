@@ -55,8 +55,8 @@ bool eventually(auto done, std::chrono::milliseconds limit = 15s) {
 }
 
 // The node id of the node on `port`.
-std::string node_id(std::uint16_t port) {
-  return redis_cluster::node(port).command({"CLUSTER", "MYID"}).text;
+std::string node_id(const redis_cluster& cluster, std::uint16_t port) {
+  return cluster.node(port).command({"CLUSTER", "MYID"}).text;
 }
 
 TEST(ClusterClient, EachKeyLivesOnTheMasterOfItsSlot) {
@@ -71,7 +71,7 @@ TEST(ClusterClient, EachKeyLivesOnTheMasterOfItsSlot) {
   std::map<std::uint16_t, std::int64_t> per_master;
   for (int i = 0; i < 3; ++i) {
     const std::uint16_t port = cluster.ports()[static_cast<std::size_t>(i)];
-    per_master[port] = redis_cluster::node(port).command({"DBSIZE"}).integer;
+    per_master[port] = cluster.node(port).command({"DBSIZE"}).integer;
   }
   std::int64_t total = 0;
   for (const auto& [port, n] : per_master) {
@@ -83,7 +83,7 @@ TEST(ClusterClient, EachKeyLivesOnTheMasterOfItsSlot) {
     const std::string key = "device:35630704244" + std::to_string(1000 + i);
     EXPECT_EQ(c.command({"GET", key}).text, std::to_string(i));
     // Our slot is the server's slot.
-    EXPECT_EQ(redis_cluster::node(cluster.ports()[0]).command({"CLUSTER", "KEYSLOT", key}).integer,
+    EXPECT_EQ(cluster.node(cluster.ports()[0]).command({"CLUSTER", "KEYSLOT", key}).integer,
               key_slot(key));
   }
 }
@@ -167,7 +167,7 @@ TEST(ClusterClient, AFunctionLoadReachesEveryMasterAndCrossSlotIsRefused) {
        "for _, k in ipairs(keys) do redis.call('SET', k, args[1]) end return #keys end)"});
   ASSERT_FALSE(loaded.is_error()) << loaded.text;
   for (int i = 0; i < 3; ++i)
-    EXPECT_EQ(redis_cluster::node(cluster.ports()[static_cast<std::size_t>(i)])
+    EXPECT_EQ(cluster.node(cluster.ports()[static_cast<std::size_t>(i)])
                   .command({"FUNCTION", "LIST"})
                   .elements.size(),
               1U);
@@ -195,13 +195,16 @@ TEST(ClusterClient, MovedAndAskAreFollowedWhileASlotMoves) {
   for (int i = 0; i < 3; ++i)
     if (cluster.ports()[static_cast<std::size_t>(i)] != from)
       to = cluster.ports()[static_cast<std::size_t>(i)];
-  connection source = redis_cluster::node(from);
-  connection target = redis_cluster::node(to);
+  connection source = cluster.node(from);
+  connection target = cluster.node(to);
   const std::string slot_text = std::to_string(slot);
   // Migrating: the key moves first, the slot not yet. The source answers ASK.
-  ASSERT_EQ(target.command({"CLUSTER", "SETSLOT", slot_text, "IMPORTING", node_id(from)}).text,
-            "OK");
-  ASSERT_EQ(source.command({"CLUSTER", "SETSLOT", slot_text, "MIGRATING", node_id(to)}).text, "OK");
+  ASSERT_EQ(
+      target.command({"CLUSTER", "SETSLOT", slot_text, "IMPORTING", node_id(cluster, from)}).text,
+      "OK");
+  ASSERT_EQ(
+      source.command({"CLUSTER", "SETSLOT", slot_text, "MIGRATING", node_id(cluster, to)}).text,
+      "OK");
   ASSERT_EQ(source.command({"MIGRATE", "127.0.0.1", std::to_string(to), key, "0", "5000"}).text,
             "OK");
   EXPECT_EQ(c.command({"GET", key}).text, "1");  // ASK, then ASKING on the target
@@ -214,7 +217,7 @@ TEST(ClusterClient, MovedAndAskAreFollowedWhileASlotMoves) {
   EXPECT_EQ(c.command({"INCR", key}).integer, 2);
   // Done: the slot belongs to the target. The client's map is stale: MOVED.
   for (const std::uint16_t port : cluster.ports())
-    redis_cluster::node(port).command({"CLUSTER", "SETSLOT", slot_text, "NODE", node_id(to)});
+    cluster.node(port).command({"CLUSTER", "SETSLOT", slot_text, "NODE", node_id(cluster, to)});
   const auto moved = c.pipeline({{"GET", key}, {"INCR", key}});
   ASSERT_EQ(moved.size(), 2U);
   EXPECT_EQ(moved[0].text, "2");
@@ -237,18 +240,18 @@ TEST(ClusterClient, AWaitAfterAWriteThatMovedDoesNotConfirmIt) {
   for (int i = 0; i < 3; ++i)
     if (cluster.ports()[static_cast<std::size_t>(i)] != from)
       to = cluster.ports()[static_cast<std::size_t>(i)];
-  connection source = redis_cluster::node(from);
+  connection source = cluster.node(from);
   ASSERT_EQ(source.command({"DEL", key}).integer, 1);
   for (const std::uint16_t port : cluster.ports())
-    redis_cluster::node(port).command(
-        {"CLUSTER", "SETSLOT", std::to_string(slot), "NODE", node_id(to)});
+    cluster.node(port).command(
+        {"CLUSTER", "SETSLOT", std::to_string(slot), "NODE", node_id(cluster, to)});
   // `from` still has its replica, so a WAIT there would count 1.
   const auto replies = c.pipeline({{"SET", key, "2"}, {"WAIT", "1", "500"}});
   ASSERT_EQ(replies.size(), 2U);
   EXPECT_EQ(replies[0].text, "OK");  // followed to `to`
   EXPECT_TRUE(replies[1].is_error()) << "WAIT counted " << replies[1].integer;
   EXPECT_NE(replies[1].text.find("WAIT not counted"), std::string::npos) << replies[1].text;
-  EXPECT_EQ(redis_cluster::node(to).command({"GET", key}).text, "2");
+  EXPECT_EQ(cluster.node(to).command({"GET", key}).text, "2");
   // With the map up to date, the same pipeline's WAIT follows the write and counts.
   const auto again = c.pipeline({{"SET", key, "3"}, {"WAIT", "1", "2000"}});
   EXPECT_EQ(again[1].integer, 1) << again[1].text;
@@ -276,9 +279,9 @@ TEST(ClusterClient, AKilledMastersReplicaIsFoundAfterItsPromotion) {
 
 TEST(ClusterClient, AServerOutsideAClusterIsAClearError) {
   test::redis_server single;
-  endpoint e;
+  endpoint e = single.endpoint();
   e.cluster_nodes.push_back({"127.0.0.1", single.port()});
-  connection c({e, 500ms, 1000ms, "cluster-test"});
+  connection c({e, 1000ms, 1000ms, "cluster-test"});
   std::string error;
   EXPECT_FALSE(c.ensure_connected(error));
   EXPECT_NE(error.find("is not a cluster node"), std::string::npos) << error;
@@ -312,11 +315,11 @@ TEST(ClusterClient, AnUncoveredSlotIsClusterDownAndNothingIsWritten) {
   const std::uint16_t owner = cluster.master_of(slot);
   ASSERT_EQ(c.command({"GET", key}).type, value::kind::nil);
   for (const std::uint16_t port : cluster.ports())
-    redis_cluster::node(port).command({"CLUSTER", "DELSLOTS", std::to_string(slot)});
+    cluster.node(port).command({"CLUSTER", "DELSLOTS", std::to_string(slot)});
   const value v = c.command({"SET", key, "x"});
   ASSERT_TRUE(v.is_error());
   EXPECT_TRUE(v.text.starts_with("CLUSTERDOWN")) << v.text;
-  EXPECT_TRUE(redis_cluster::node(owner).command({"EXISTS", key}).integer == 0);
+  EXPECT_TRUE(cluster.node(owner).command({"EXISTS", key}).integer == 0);
 }
 
 }  // namespace

@@ -150,10 +150,8 @@ TEST(SentinelConnection, AStaleSentinelIsOutvotedByTheNewestConfiguration) {
 TEST(SentinelConnection, NeverSettlesOnAReplica) {
   redis_ha ha;
   // Sentinels that name a replica (stale, mid-failover) are checked against ROLE.
-  infra::redis::endpoint replica;
-  replica.host = "127.0.0.1";
-  replica.port = ha.data_ports()[1];
-  auto direct = connection({replica, 300ms, 1000ms, ""});
+  infra::redis::endpoint replica = ha.connect(ha.data_ports()[1]).settings().where;
+  auto direct = connection({replica, 1000ms, 1000ms, ""});
   const auto refused = direct.command({"SET", "k", "v"});
   EXPECT_TRUE(refused.text.starts_with("READONLY")) << refused.text;
   // -READONLY drops the connection, so the next command reconnects (here to the same

@@ -47,10 +47,9 @@ TEST(SinkEndToEnd, RecordsInPostgresEqualTgwDecodeOfTheFramesSent) {
   char tmpl[] = "/tmp/tgw-sink-e2e-XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
-  child_process serve(
-      {TGW_BINARY, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1", "--metrics-addr",
-       "", "--redis", "redis://127.0.0.1:" + std::to_string(redis.port())},
-      dir + "/serve.log");
+  child_process serve({TGW_BINARY, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1",
+                       "--metrics-addr", "", "--redis", redis.url()},
+                      dir + "/serve.log");
   ASSERT_TRUE(eventually([&] { return device(port).connected(); }, 20s));
 
   const auto frames = official_avl_frames();
@@ -154,8 +153,7 @@ TEST(SinkEndToEnd, WithRedisFullTheGatewayStopsAckingUntilTheSinkDrains) {
   const std::uint16_t port = free_port();
   child_process serve(
       {TGW_BINARY, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1", "--metrics-addr",
-       "", "--redis", "redis://127.0.0.1:" + std::to_string(redis.port()),
-       "--telemetry-retention-interval-ms", "200"},
+       "", "--redis", redis.url(), "--telemetry-retention-interval-ms", "200"},
       dir + "/serve.log");
   ASSERT_TRUE(eventually([&] { return device(port).connected(); }, 20s));
   device d(port);

@@ -42,8 +42,8 @@ inline std::vector<std::string> sink_argv(const postgres_server& pg, const redis
   if (!failpoint.empty()) argv = {"env", "TGW_SINK_FAILPOINT=" + failpoint};
   for (const std::string& a :
        {std::string(TGW_BINARY), std::string("sink"), std::string("postgres"), std::string("--dsn"),
-        pg.dsn(), std::string("--redis"), "redis://127.0.0.1:" + std::to_string(redis.port()),
-        std::string("--progress-s"), std::string("1")})
+        pg.dsn(), std::string("--redis"), redis.url(), std::string("--progress-s"),
+        std::string("1")})
     argv.push_back(a);
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;

@@ -176,11 +176,11 @@ TEST_F(TelemetryStoreOnCluster, AWriteWhoseSlotMovedIsRetryableAndLandsOnTheNewO
       to = cluster.ports()[static_cast<std::size_t>(i)];
   ASSERT_NE(to, 0);
   const std::string slot_text = std::to_string(slot);
-  const std::string from_id = redis_cluster::node(from).command({"CLUSTER", "MYID"}).text;
-  const std::string to_id = redis_cluster::node(to).command({"CLUSTER", "MYID"}).text;
+  const std::string from_id = cluster.node(from).command({"CLUSTER", "MYID"}).text;
+  const std::string to_id = cluster.node(to).command({"CLUSTER", "MYID"}).text;
   // The slot moves with its keys (the warm-up's), as a reshard moves it.
-  auto source = redis_cluster::node(from);
-  auto target = redis_cluster::node(to);
+  auto source = cluster.node(from);
+  auto target = cluster.node(to);
   ASSERT_EQ(target.command({"CLUSTER", "SETSLOT", slot_text, "IMPORTING", from_id}).text, "OK");
   ASSERT_EQ(source.command({"CLUSTER", "SETSLOT", slot_text, "MIGRATING", to_id}).text, "OK");
   const auto keys_in = source.command({"CLUSTER", "GETKEYSINSLOT", slot_text, "100"});
@@ -189,7 +189,7 @@ TEST_F(TelemetryStoreOnCluster, AWriteWhoseSlotMovedIsRetryableAndLandsOnTheNewO
         source.command({"MIGRATE", "127.0.0.1", std::to_string(to), k.text, "0", "5000"}).text,
         "OK");
   for (const std::uint16_t port : cluster.ports())
-    redis_cluster::node(port).command({"CLUSTER", "SETSLOT", slot_text, "NODE", to_id});
+    cluster.node(port).command({"CLUSTER", "SETSLOT", slot_text, "NODE", to_id});
   const auto first =
       s.write_batch({packet_op(device, "moved", 1, 2), packet_op(other, "stays", 1, 2)});
   EXPECT_FALSE(first[0].ok);
@@ -199,7 +199,7 @@ TEST_F(TelemetryStoreOnCluster, AWriteWhoseSlotMovedIsRetryableAndLandsOnTheNewO
   const auto second = s.write_batch({packet_op(device, "moved", 1, 2)});
   ASSERT_TRUE(second[0].ok) << second[0].error;
   EXPECT_FALSE(second[0].duplicate);
-  EXPECT_EQ(redis_cluster::node(to)
+  EXPECT_EQ(cluster.node(to)
                 .command({"XLEN", keys::telemetry_stream_in(shards.prefix_of(device))})
                 .integer,
             2);

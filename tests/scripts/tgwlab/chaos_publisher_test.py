@@ -45,6 +45,15 @@ class ClassifyTest(unittest.TestCase):
         self.assertEqual((r["command_id"], r["status"], r["published"]),
                          (None, "redis_unreachable", False))
 
+    def test_a_connection_or_log_in_that_failed_is_before_publishing(self):
+        for err in ("tgw command send: connect to redis://127.0.0.1:1/0: Connection refused "
+                    "(nothing listens there): Redis is unreachable: check that it runs\n",
+                    "tgw command send: rediss://127.0.0.1:1/0 accepted the connection but sent "
+                    "no reply within 2000 ms (to PING): the server took the connection\n"):
+            r = classify(SENT, 1, "", err, 0)
+            self.assertEqual((r["command_id"], r["status"], r["published"]),
+                             (None, "not_started", False), err)
+
     def test_a_refused_publish_did_not_run(self):
         r = classify(SENT, 1, "", f"tgw command send: command {CID}: ERR unknown shard\n", 0)
         self.assertEqual((r["command_id"], r["status"], r["published"]),

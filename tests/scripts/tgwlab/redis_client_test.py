@@ -184,3 +184,26 @@ class ClusterFailoverTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(HAVE_REDIS and shutil.which("openssl"), "redis-server or openssl missing")
+class TlsTest(unittest.TestCase):
+    def test_a_tls_only_server_answers_once_the_clients_use_tls(self):
+        from tgwlab.servers import make_tls_files, tls_server_args
+        d = tempfile.mkdtemp(prefix="tgwlab-tls-")
+        self.addCleanup(shutil.rmtree, d, True)
+        self.addCleanup(redis_client.TLS.clear)
+        tls_dir = os.path.join(d, "tls")
+        port = free_port()
+        ca = make_tls_files(tls_dir)  # every client of the process speaks TLS from here
+        p = spawn(["redis-server", "--bind", "127.0.0.1", "--save", "", "--dir", d,
+                   *tls_server_args(tls_dir, port)],
+                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        self.assertTrue(wait_until(lambda: redis_client.ping(port), 10))
+        self.assertEqual(redis_client.ask(port, "SET", "k", "v"), True)
+        # The same server refuses a plain client: the TLS is real.
+        redis_client.TLS.clear()
+        self.assertFalse(redis_client.ping(port))
+        self.assertTrue(os.path.exists(ca))
