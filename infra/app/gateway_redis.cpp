@@ -102,7 +102,7 @@ int open_redis(const gateway_plan& plan, gateway_redis& server) {
     // Kept up for as long as the gateway runs: restarted on its data dir if it dies;
     // if it cannot be, the gateway stops with exit code 1 for its own supervisor.
     server.embedded->supervise(
-        {plan.embedded_redis_restarts, 200ms, 5000ms, [gave_up = server.gave_up] {
+        {plan.embedded_redis_restarts, 200ms, 5000ms, 30'000ms, [gave_up = server.gave_up] {
            gave_up->store(true);
            ::kill(::getpid(), SIGTERM);
          }});

@@ -369,7 +369,56 @@ TEST(FailLoudly, APrivateRedisThatCannotBeRestartedEndsTheGatewayWithExit1) {
   ASSERT_TRUE(eventually([&] { return !gw.process().running(); }, 60s)) << gw.log();
   EXPECT_EQ(gw.process().wait(), 1) << gw.log();
   const std::string log = gw.log();
-  EXPECT_NE(log.find("2 restart(s) in a row failed; giving up"), std::string::npos) << log;
+  EXPECT_NE(log.find("2 restart(s) in a row failed (the last: "), std::string::npos) << log;
+  EXPECT_NE(log.find("giving up"), std::string::npos) << log;
+  // It says why it stops: no signal was sent to it.
+  EXPECT_NE(log.find("stopping: the private redis-server could not be kept running"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("signal 15"), std::string::npos) << log;
+}
+
+// The pid of the private redis-server the gateway started last.
+int latest_private_redis_pid(const std::string& log) {
+  int pid = private_redis_pid(log);
+  static const std::regex restarted(R"(private redis-server restarted \(pid (\d+)\))");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), restarted);
+       it != std::sregex_iterator(); ++it)
+    pid = std::stoi((*it)[1]);
+  return pid;
+}
+
+// Only restarts that fail count toward giving up: a private redis-server killed again
+// and again, each restart bringing it up, is restarted every time (more kills than
+// --embedded-redis-restarts allows failures), and the gateway goes on ACKing.
+TEST(FailLoudly, APrivateRedisKilledRepeatedlyIsRestartedEveryTime) {
+  const std::string dir = ::testing::TempDir() + "/fail-loudly-killed-often";
+  std::filesystem::remove_all(dir);
+  gateway gw("killed-often", {"--data-dir", dir, "--embedded-redis-restarts", "2"});
+  ASSERT_TRUE(gw.listening()) << gw.log();
+  std::set<int> killed;
+  for (int kill = 0; kill < 4; ++kill) {
+    int pid = -1;
+    ASSERT_TRUE(eventually(
+        [&] {
+          pid = latest_private_redis_pid(gw.log());
+          return pid > 0 && !killed.contains(pid);
+        },
+        30s))
+        << "kill " << kill << ": no new redis-server\n"
+        << gw.log();
+    killed.insert(pid);
+    ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  }
+  ASSERT_TRUE(eventually([&] { return !killed.contains(latest_private_redis_pid(gw.log())); }, 30s))
+      << gw.log();
+  ASSERT_TRUE(gw.process().running()) << gw.log();
+  tracker t(gw.port(), imei);
+  EXPECT_TRUE(t.deliver(1'700'000'000'000, 30s)) << gw.log();
+  const std::string log = gw.log();
+  EXPECT_EQ(log.find("giving up"), std::string::npos) << log;
+  EXPECT_EQ(count_of(log, "private redis-server restarted (pid"), 4U) << log;
+  EXPECT_EQ(gw.stop(), 0) << log;
 }
 
 }  // namespace
