@@ -94,6 +94,7 @@ int start(gateway& g) {
       static_cast<std::size_t>(plan.writer_shards), telemetry::gateway_library_source(),
       g.redis.where.via_cluster()});
   if (const int code = check_redis(plan, g.redis, *g.health); code != 0) return code;
+  if (const int code = claim_instance(plan, g.redis); code != 0) return code;
   if (const int code = load_redis_allowlist(g); code != 0) return code;
   g.actors = std::make_unique<gateway_actors>(plan, g.redis, g.counters, g.health,
                                               g.allowlist ? g.allowlist->list() : nullptr);

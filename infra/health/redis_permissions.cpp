@@ -43,6 +43,10 @@ std::vector<std::vector<std::string>> gateway_commands(const gateway_usage& u) {
       {"SREM", reg::devices(other, p), imei},
       {"SMISMEMBER", reg::devices(u.instance, p), imei},
       {"EXISTS", reg::heartbeat(other, p)},
+      // The start's claim of the instance id, and the heartbeat Functions.
+      {"GET", reg::heartbeat(u.instance, p)},
+      {"PTTL", reg::heartbeat(u.instance, p)},
+      {"SET", reg::heartbeat(u.instance, p), "0", "NX", "EX", "90"},
       {"SET", reg::heartbeat(u.instance, p), "0", "EX", "90"},
       {"DEL", reg::heartbeat(u.instance, p)},
       {"SADD", reg::known_instances_in(p), u.instance},
