@@ -216,6 +216,13 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_TELEMETRY_RETENTION")
       ->check(CLI::IsMember({"groups", "off"}))
       ->capture_default_str();
+  cmd->add_option("--telemetry-ungrouped-maxlen", o->telemetry_ungrouped_maxlen,
+                  "With --telemetry-retention groups: entries a telemetry stream keeps while "
+                  "it has no consumer group (0: no bound); fewer while Redis nears its "
+                  "maxmemory, so that a consumer can still join (docs/TELEMETRY.md)")
+      ->envname("TGW_TELEMETRY_UNGROUPED_MAXLEN")
+      ->check(non_negative_number())
+      ->capture_default_str();
   cmd->add_option("--telemetry-retention-interval-ms", o->telemetry_retention_interval_ms,
                   "How often the consumer groups are read and the stream trimmed")
       ->envname("TGW_TELEMETRY_RETENTION_INTERVAL_MS")
