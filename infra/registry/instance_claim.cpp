@@ -12,6 +12,9 @@ using namespace std::chrono_literals;
 constexpr std::chrono::milliseconds unknown_interval{30'000};
 constexpr std::chrono::milliseconds margin{2'000};
 constexpr std::chrono::milliseconds poll{250};
+// What a TTL read may be above its expected fall without a renewal: the time between
+// reading the clock and Redis reading its own.
+constexpr std::chrono::milliseconds renewal_margin{100};
 
 bool failed(const redis::value& v, instance_claim& out) {
   if (!v.is_error()) return false;
@@ -79,8 +82,11 @@ instance_claim claim_instance_id(redis::connection& conn, const std::string& ins
     say("instance " + instance + ": its heartbeat is held by " + whom(current.text) +
         "; watching up to " + std::to_string((watch_for.count() + 999) / 1000) +
         " s for a renewal, which would mean that process is alive");
-    std::int64_t last_ttl = first_ttl.as_int().value_or(-2);
-    const auto deadline = std::chrono::steady_clock::now() + watch_for;
+    // Left alone, the TTL falls as time passes; a renewal puts it back up. A TTL above
+    // what the first one would have fallen to by now is a renewal.
+    const std::int64_t first = first_ttl.as_int().value_or(-2);
+    const auto first_at = std::chrono::steady_clock::now();
+    const auto deadline = first_at + watch_for;
     bool renewed = false;
     bool vanished = false;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -94,7 +100,10 @@ instance_claim claim_instance_id(redis::connection& conn, const std::string& ins
       const redis::value left = conn.command({"PTTL", key});
       if (failed(left, out)) return out;
       const std::int64_t t = left.as_int().value_or(-2);
-      if (now.text != current.text || t > last_ttl + poll.count()) {
+      const auto fallen = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - first_at)
+                              .count();
+      if (now.text != current.text || (first >= 0 && t > first - fallen + renewal_margin.count())) {
         renewed = true;
         out.refusal = "instance id '" + instance + "' is in use: its heartbeat is renewed by " +
                       whom(now.text) +
@@ -103,7 +112,6 @@ instance_claim claim_instance_id(redis::connection& conn, const std::string& ins
         out.live_holder = true;
         break;
       }
-      last_ttl = t;
     }
     if (renewed) return out;
     if (vanished) continue;  // it stopped (or expired): take the key as absent

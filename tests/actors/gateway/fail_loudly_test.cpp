@@ -404,7 +404,10 @@ TEST(FailLoudly, AGatewayWhoseHeartbeatIsTakenOverSaysSoAndIsNotReady) {
   const std::string twin = "host=gw-twin-host pid=9 boot=b pidns=p start=1 every_ms=200";
   ASSERT_EQ(conn.command({"SET", "instance:heartbeat:gw-usurped", twin, "EX", "90"}).text, "OK");
   ASSERT_TRUE(eventually([&] { return not_ready(gw.readyz()); }, 10s)) << gw.readyz();
-  EXPECT_NE(gw.readyz().find("heartbeat_taken"), std::string::npos) << gw.readyz();
+  EXPECT_NE(gw.readyz().find("another process with this --instance-id holds the heartbeat"),
+            std::string::npos)
+      << gw.readyz();
+  EXPECT_NE(gw.metrics().find("reason=\"heartbeat_taken\"} 0"), std::string::npos) << gw.metrics();
   ASSERT_TRUE(eventually(
       [&] {
         return gw.log().find("heartbeat is held by pid 9 on host gw-twin-host") !=

@@ -319,9 +319,9 @@ TEST_F(TelemetryWriter, TheFailureLogCountsThePacketsTheDevicesHeardFail) {
     config.retry_delay = std::chrono::milliseconds{1};
     config.health = health;
     config.persist_retry = persist_retry;
-    telemetry_writer_actor writer = sys.spawn(telemetry_writer, config, store, 0, counters);
-    probe_actor device = sys.spawn(session_probe, writer, log);
-    spawned.push_back(caf::actor_cast<caf::actor>(writer));
+    telemetry_writer_actor reporting = sys.spawn(telemetry_writer, config, store, 0, counters);
+    probe_actor device = sys.spawn(session_probe, reporting, log);
+    spawned.push_back(caf::actor_cast<caf::actor>(reporting));
     spawned.push_back(caf::actor_cast<caf::actor>(device));
     caf::anon_send(device, go_atom::value);
     sched.run();
