@@ -91,8 +91,8 @@ class TelemetryRetention : public ::testing::Test {
   std::optional<child_process> gateway;
 };
 
-// Redis without a limit to the room left: maxmemory a little above what it holds now,
-// and no eviction, so that writes are refused once it is used up.
+// Redis with `bytes` of room left (below 0: that far past its limit): maxmemory that much
+// above what it holds now, and no eviction, so that writes are refused once it is used up.
 void leave_room(infra::redis::connection& redis, long bytes) {
   const auto info = redis.command({"INFO", "memory"}).text;
   const auto at = info.find("used_memory:");
@@ -207,21 +207,27 @@ TEST_F(TelemetryRetention, AStreamWithoutAGroupKeepsItsFloorAndSaysSo) {
 }
 
 // The reproduction of a Redis that filled while no group existed: the writes are
-// refused (OOM), and so would be the XGROUP CREATE of the sink that is to drain it. The
-// floor trims the ungrouped stream under memory pressure: the device's resend is ACKed
-// and a consumer group can be created.
+// refused (OOM), and so would be the XGROUP CREATE of the sink that is to drain it. Here
+// the stream is filled to the brim by hand (as a gateway without the floor left it).
+// The floor trims the ungrouped stream under memory pressure: the device's packets are
+// ACKed again and a consumer group can be created.
 TEST_F(TelemetryRetention, ARedisFullBeforeAnyGroupExistedRecoversAndAConsumerCanJoin) {
-  start({"--telemetry-ungrouped-maxlen", "0"});
+  start();  // the defaults, as in the reproduction
   device d(port);
   d.send(handshake_packet(imei));
   ASSERT_EQ(d.receive(1), bytes{0x01});
-  leave_room(redis, 400 * 1024);
-  const bytes refused = send_until_refused(d);
-  ASSERT_FALSE(refused.empty()) << "Redis never ran out of memory";
+  leave_room(redis, 4 * 1024 * 1024);
+  const std::string filler(4000, 'x');
+  bool full = false;
+  for (int i = 0; i < 100'000 && !full; ++i)
+    full = redis.command({"XADD", stream, "*", "filler", filler}).text.starts_with("OOM");
+  ASSERT_TRUE(full) << "Redis never ran out of memory";
+  // Past its limit for good, not just at it: nothing fits until something is removed.
+  leave_room(redis, -256 * 1024);
   EXPECT_TRUE(eventually(
       [&] {
-        d.send(refused);
-        return d.receive(4) == ack(25);
+        d.send(codec8e_packet(1, 1'700'000'000'000));
+        return d.receive(4) == ack(1);
       },
       20s))
       << read_file(log);
