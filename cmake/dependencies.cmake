@@ -14,6 +14,8 @@ find_package(Boost 1.74 REQUIRED)
 find_package(OpenSSL 3 REQUIRED)
 # libpq (libpq-dev): `tgw sink postgres`.
 find_package(PostgreSQL REQUIRED)
+# toml++ (libtomlplusplus-dev) reads `tgw --config FILE`.
+find_package(tomlplusplus 3 REQUIRED)
 
 # tgw_imported_library(<target> <header> <library or "">): a library found by hand.
 function(tgw_imported_library target header library)

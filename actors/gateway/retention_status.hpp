@@ -30,6 +30,11 @@ class retention_status {
 struct retention_config {
   bool trim = true;  ///< --telemetry-retention groups; off only observes.
   std::chrono::milliseconds interval{10'000};
+  /// With `trim`: how far a stream with no consumer group may grow
+  /// (--telemetry-ungrouped-maxlen, and Redis' maxmemory).
+  infra::telemetry::ungrouped_floor ungrouped;
+  /// A stream without a group nearing its floor is said at warn at most this often.
+  std::chrono::milliseconds warn_interval{30'000};
   /// The telemetry streams: one on a single node, one per key shard on a cluster.
   std::vector<std::string> streams{"telemetry:records"};
 };

@@ -20,12 +20,16 @@ using infra::telemetry::write_outcome;
 
 // Tells the instance's persist health how a round trip went: the success path is a
 // scan of the outcomes; failures are grouped by their error, with the packets each
-// left un-ACKed, for the log and /readyz (the health object logs, rate-limited).
+// left un-ACKed, for the log and /readyz (the health object logs, rate-limited). A
+// packet held to be sent again (`held`) failed this round trip but is not un-ACKed
+// yet: it counts when it is answered as failed, as teltonika_persist_failures_total
+// counts it, so that the log's figures and the metric's agree.
 // Returns when to tell the health object that no failure followed a success (zero:
 // nothing pending), so the recovery is logged even if no more traffic comes.
 std::chrono::steady_clock::duration report_health(infra::health::persist_health& health, int shard,
                                                   const std::vector<write_op>& ops,
-                                                  const std::vector<write_outcome>& outcomes) {
+                                                  const std::vector<write_outcome>& outcomes,
+                                                  const std::vector<bool>& held) {
   const auto writer = static_cast<std::size_t>(shard);
   const auto now = std::chrono::steady_clock::now();
   bool any_ok = false;
@@ -41,7 +45,7 @@ std::chrono::steady_clock::duration report_health(infra::health::persist_health&
     });
     if (same == failures.end())
       same = failures.insert(failures.end(), {o.error, o.under_replicated, 0});
-    if (ops[i].is_packet) ++same->packets;
+    if (ops[i].is_packet && !held[i]) ++same->packets;
   }
   health.failed(writer, failures, any_ok, now);
   return std::chrono::steady_clock::duration::zero();
@@ -155,8 +159,13 @@ telemetry_writer_actor::behavior_type telemetry_writer(
         state->backoff = std::chrono::milliseconds{100};
       }
     }
+    // Packets safe to send again are held, within --persist-retry-ms of their first try.
+    std::vector<bool> held(outcomes.size());
+    for (std::size_t i = 0; i < outcomes.size(); ++i)
+      held[i] = !outcomes[i].ok && outcomes[i].retryable && state->ops[i].is_packet &&
+                now - state->first_try[i] < config.persist_retry;
     if (config.health) {
-      const auto settle_in = report_health(*config.health, shard, state->ops, outcomes);
+      const auto settle_in = report_health(*config.health, shard, state->ops, outcomes, held);
       if (settle_in > settle_in.zero() && !state->settle_queued) {
         state->settle_queued = true;
         self->delayed_send(self, settle_in, settle_atom::value);
@@ -165,8 +174,7 @@ telemetry_writer_actor::behavior_type telemetry_writer(
     for (std::size_t i = 0; i < state->replies.size(); ++i) {
       // Only packets are held: an ACK waits for them anyway, while an event answered at
       // once lets a device be accepted although Redis is away.
-      if (!outcomes[i].ok && outcomes[i].retryable && state->ops[i].is_packet &&
-          now - state->first_try[i] < config.persist_retry) {
+      if (held[i]) {
         state->held_ops.push_back(std::move(state->ops[i]));
         state->held_replies.push_back(std::move(state->replies[i]));
         state->held_first_try.push_back(state->first_try[i]);

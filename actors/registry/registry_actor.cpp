@@ -9,6 +9,7 @@
 
 #include "codecs/imei.hpp"
 #include "infra/health/failure_log.hpp"
+#include "infra/registry/heartbeat_holder.hpp"
 #include "infra/registry/registry_library.hpp"
 
 namespace tgw::actors::registry {
@@ -19,6 +20,27 @@ std::vector<std::string> registry_state::held_imeis() const {
   for (const auto& entry : held) all.push_back(codecs::imei_from_key(entry.first));
   return all;
 }
+
+namespace {
+
+// Two gateways with one instance id share its registry entries, reverse index and
+// command stream: commands reach whichever reads first. Said at error when it starts,
+// when the holder changes, and every failure-log interval while it lasts.
+void say_taken(const registry_config& config, registry_state& state, const std::string& holder,
+               const std::string& instance) {
+  const auto now = infra::health::clock::now();
+  if (holder == state.taken_by && now - state.taken_said_at < config.failure_log_interval) return;
+  state.taken_by = holder;
+  state.taken_said_at = now;
+  const auto who = infra::registry::heartbeat_holder::parse(holder);
+  spdlog::error(
+      "heartbeat: instance {}'s heartbeat is held by {}: another tgw serve runs with the same "
+      "--instance-id; this one leaves the heartbeat to it and is not ready (/readyz "
+      "heartbeat_taken); stop one of them, or give it another --instance-id",
+      instance, who ? who->describe() : "a process that wrote '" + holder + "'");
+}
+
+}  // namespace
 
 registry_actor::behavior_type registry(
     registry_actor::stateful_pointer<registry_state> self, const registry_config& config,
@@ -130,16 +152,24 @@ registry_actor::behavior_type registry(
       },
       [self, config, store, state, failure, repair, check_index, counters](beat_atom) {
         std::string error;
-        const auto missing = store->heartbeat(config.heartbeat_ttl, error);
-        counters->heartbeat_ok.store(missing.has_value());
+        const auto outcome = store->heartbeat(config.heartbeat_ttl, error);
+        const bool written = outcome && outcome->taken_by.empty();
+        counters->heartbeat_ok.store(written);
+        counters->heartbeat_taken.store(outcome && !outcome->taken_by.empty());
         counters->heartbeat_at_ms.store(std::chrono::duration_cast<std::chrono::milliseconds>(
                                             std::chrono::system_clock::now().time_since_epoch())
                                             .count());
-        if (!missing) {
+        if (!outcome) {
           failure("heartbeat", error);
+        } else if (!outcome->taken_by.empty()) {
+          say_taken(config, *state, outcome->taken_by, store->instance_id());
         } else {
+          if (!state->taken_by.empty()) {
+            spdlog::warn("heartbeat: instance {} holds its heartbeat again", store->instance_id());
+            state->taken_by.clear();
+          }
           state->heartbeat_log->succeeded(infra::health::clock::now());
-          if (*missing && !state->held.empty()) {
+          if (outcome->was_missing && !state->held.empty()) {
             spdlog::warn(
                 "registry: own heartbeat key was missing (presumed dead); re-asserting "
                 "{} devices",
@@ -147,8 +177,8 @@ registry_actor::behavior_type registry(
             state->repair_owed = true;
           }
         }
-        if (missing && state->repair_owed && !repair()) failure("repair", "Redis still failing");
-        if (missing && !state->repair_owed && !state->held.empty()) check_index();
+        if (written && state->repair_owed && !repair()) failure("repair", "Redis still failing");
+        if (written && !state->repair_owed && !state->held.empty()) check_index();
         self->delayed_send(self,
                            state->repair_owed
                                ? std::min(config.repair_interval, config.heartbeat_interval)

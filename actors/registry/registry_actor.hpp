@@ -31,6 +31,10 @@ struct registry_state {
   std::unordered_map<std::uint64_t, int> held;
   bool repair_owed = false;
   bool down = false;
+  // Another process with this instance id holds the heartbeat: its value, and when
+  // that was last said at error.
+  std::string taken_by;
+  infra::health::clock::time_point taken_said_at{};
 
   [[nodiscard]] std::vector<std::string> held_imeis() const;
 };
@@ -42,7 +46,10 @@ struct registry_state {
 /// held device is re-asserted. The same repair runs when the heartbeat finds its own
 /// key missing (the instance had been presumed dead). Each heartbeat it also checks
 /// that every held device is still in this instance's reverse index, and puts back
-/// the entries a stale registration elsewhere took and then deleted. Spawn it detached.
+/// the entries a stale registration elsewhere took and then deleted. A heartbeat held
+/// by another process (a second gateway started with the same instance id) is left to
+/// it and said at error, again every failure-log interval while it lasts, and the
+/// instance is not ready (`heartbeat_taken`). Spawn it detached.
 registry_actor::behavior_type registry(
     registry_actor::stateful_pointer<registry_state> self, const registry_config& config,
     const std::shared_ptr<infra::registry::registry_store>& store,

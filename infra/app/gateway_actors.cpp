@@ -68,7 +68,7 @@ gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& re
   auto& system = impl_->system;
   auto registry_store = [&](const char* role) {
     return std::make_shared<registry::redis_registry_store>(redis.connection(role), redis.instance,
-                                                            redis.key_shards);
+                                                            redis.key_shards, redis.holder);
   };
   auto command_store = [&](const char* role, std::chrono::milliseconds io_timeout) {
     return std::make_shared<commands::redis_command_store>(

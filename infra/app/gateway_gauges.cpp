@@ -88,6 +88,9 @@ exporter::readiness not_ready_because(const metrics::gateway_counters& c,
   if (std::string stalled = health.stalled_because(steady_now); !stalled.empty())
     return {"persist_" + health.current(steady_now).reason, stalled};
   const std::int64_t at = c.heartbeat_at_ms.load();
+  if (c.heartbeat_taken.load())
+    return {"heartbeat_taken",
+            "another process with this --instance-id holds the heartbeat (see the log)"};
   if (at == 0) return {"no_heartbeat", "no heartbeat written yet"};
   if (!c.heartbeat_ok.load())
     return {"heartbeat_failed", "the last heartbeat write failed (Redis unreachable?)"};

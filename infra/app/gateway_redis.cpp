@@ -12,6 +12,9 @@
 #include "infra/health/startup_check.hpp"
 #include "infra/redis/server_mode.hpp"
 #include "infra/redis/shard_agreement.hpp"
+#include "infra/registry/heartbeat_holder.hpp"
+#include "infra/registry/instance_claim.hpp"
+#include "infra/registry/redis_registry_store.hpp"
 #include "infra/registry/registry_store.hpp"
 #include "infra/telemetry/gateway_library.hpp"
 
@@ -87,6 +90,8 @@ std::shared_ptr<telemetry::redis_telemetry_store> gateway_redis::telemetry_store
 
 int open_redis(const gateway_plan& plan, gateway_redis& server) {
   server.instance = plan.instance_id;
+  server.holder =
+      registry::heartbeat_holder::of_this_process(plan.registry.heartbeat_interval).value();
   if (plan.redis) {
     server.where = *plan.redis;
   } else {
@@ -102,7 +107,7 @@ int open_redis(const gateway_plan& plan, gateway_redis& server) {
     // Kept up for as long as the gateway runs: restarted on its data dir if it dies;
     // if it cannot be, the gateway stops with exit code 1 for its own supervisor.
     server.embedded->supervise(
-        {plan.embedded_redis_restarts, 200ms, 5000ms, [gave_up = server.gave_up] {
+        {plan.embedded_redis_restarts, 200ms, 5000ms, 30'000ms, [gave_up = server.gave_up] {
            gave_up->store(true);
            ::kill(::getpid(), SIGTERM);
          }});
@@ -149,20 +154,39 @@ int check_redis(const gateway_plan& plan, const gateway_redis& server,
   return 0;
 }
 
+int claim_instance(const gateway_plan& plan, const gateway_redis& server) {
+  redis::connection conn(server.connection("claim"));
+  std::vector<std::string> keys;
+  for (std::uint32_t s = 0; s < server.key_shards.count(); ++s)
+    keys.push_back(registry::keys::heartbeat(server.instance, server.key_shards.prefix(s)));
+  const auto holder = registry::heartbeat_holder::parse(server.holder);
+  const auto claim = registry::claim_instance_id(
+      conn, server.instance, keys, holder ? *holder : registry::heartbeat_holder{},
+      plan.registry.heartbeat_ttl, [](const std::string& line) { spdlog::warn("{}", line); });
+  if (claim.claimed) return 0;
+  spdlog::error("cannot start: {}", claim.refusal);
+  return 1;
+}
+
 void hand_over_commands(const gateway_plan& plan, const gateway_redis& server) {
   const auto& shards = server.key_shards;
-  redis::connection conn(server.connection("shutdown"));
-  for (std::uint32_t s = 0; s < shards.count(); ++s) {
-    const auto deleted =
-        conn.command({"DEL", registry::keys::heartbeat(server.instance, shards.prefix(s))});
-    if (deleted.is_error()) {
-      spdlog::warn("commands: heartbeat not removed at shutdown: {}", deleted.text);
-      return;  // Redis is down: the janitor of another instance adopts the stream later.
-    }
+  registry::redis_registry_store registry(server.connection("shutdown"), server.instance, shards,
+                                          server.holder);
+  std::string error;
+  const auto released = registry.release_heartbeat(error);
+  if (!released) {
+    spdlog::warn("commands: heartbeat not removed at shutdown: {}", error);
+    return;  // Redis is down: the janitor of another instance adopts the stream later.
+  }
+  if (!*released) {
+    spdlog::warn(
+        "heartbeat: left to the other process with instance id {}, and so is its command "
+        "stream",
+        server.instance);
+    return;
   }
   commands::redis_command_store store(server.connection("shutdown"), server.instance,
                                       plan.command_max_payload, shards);
-  std::string error;
   if (!store.load_library(error)) {
     spdlog::warn("commands: stream not handed over at shutdown: {}", error);
     return;

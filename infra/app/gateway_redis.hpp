@@ -17,6 +17,8 @@ namespace tgw::infra::app {
 /// The Redis one gateway instance persists into, and how each of its roles connects.
 struct gateway_redis {
   std::string instance;
+  /// The value this process writes to the instance's heartbeat (registry::heartbeat_holder).
+  std::string holder;
   /// The private redis-server, supervised, when the plan names no Redis.
   std::unique_ptr<redis::embedded_redis> embedded;
   /// Set when the private redis-server could not be kept running: the SIGTERM that
@@ -49,10 +51,17 @@ struct gateway_redis {
 [[nodiscard]] int check_redis(const gateway_plan& plan, const gateway_redis& server,
                               health::persist_health& health);
 
+/// Takes the instance id's heartbeat before anything is announced, unless another live
+/// process holds it (a second gateway with the same --instance-id): then one line names
+/// that process and the exit code is 1 (registry::claim_instance_id). Returns 0 or the
+/// exit code.
+[[nodiscard]] int claim_instance(const gateway_plan& plan, const gateway_redis& server);
+
 /// Leaves the command path at once rather than after the heartbeat's TTL: the
 /// heartbeat goes, so publishers see this instance as gone, and what is left in its
 /// command stream is re-routed to the devices' new owners or answered instance_lost,
-/// each entry once.
+/// each entry once. A heartbeat another process holds (the same instance id) is left
+/// to it, and so is the command stream.
 void hand_over_commands(const gateway_plan& plan, const gateway_redis& server);
 
 }  // namespace tgw::infra::app

@@ -103,6 +103,7 @@ int start(gateway& g) {
       static_cast<std::size_t>(plan.writer_shards), telemetry::gateway_library_source(),
       g.redis.where.via_cluster()});
   if (const int code = check_redis(plan, g.redis, *g.health); code != 0) return code;
+  if (const int code = claim_instance(plan, g.redis); code != 0) return code;
   if (const int code = load_redis_allowlist(g); code != 0) return code;
   g.actors = std::make_unique<gateway_actors>(plan, g.redis, g.counters, g.health,
                                               g.allowlist ? g.allowlist->list() : nullptr);
@@ -225,7 +226,14 @@ void wait_until(Predicate done, std::chrono::milliseconds limit) {
 // Drain: no new device; devices wait for the ACK of what they sent, so persistence
 // finishes first (bounded by --drain-timeout-ms); then every connection closes.
 void drain(gateway& g, int signal) {
-  spdlog::info("signal {}: draining (at most {} ms)", signal, g.plan.drain_timeout.count());
+  // The supervisor of the private redis-server sends the SIGTERM itself when it gives up.
+  if (g.redis.gave_up->load())
+    spdlog::error(
+        "stopping: the private redis-server could not be kept running; draining (at most {} "
+        "ms)",
+        g.plan.drain_timeout.count());
+  else
+    spdlog::info("signal {}: draining (at most {} ms)", signal, g.plan.drain_timeout.count());
   // Not ready from here on, so a balancer that watches /readyz sends no new device.
   g.counters->listening.store(false);
   g.service.notify("STOPPING=1");

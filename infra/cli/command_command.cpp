@@ -253,16 +253,8 @@ const CLI::Validator imei_check(
     },
     "IMEI");
 
-const CLI::Validator url_check(
-    [](std::string& text) {
-      std::string error;
-      return redis::parse_redis_url(text, error) ? std::string() : error;
-    },
-    "URL");
-
 void add_common(CLI::App* cmd, common_settings& s) {
   add_redis_options(cmd, s.redis);
-  cmd->get_option("--redis")->check(url_check);
   cmd->add_flag("--json", s.json, "Print one JSON object per outcome")->envname("TGW_COMMAND_JSON");
 }
 

@@ -9,12 +9,6 @@
 namespace tgw::infra {
 namespace {
 
-bool is_subcommand(const CLI::App& app, const std::string& word) {
-  for (const CLI::App* sub : app.get_subcommands({}))
-    if (sub->get_name() == word) return true;
-  return false;
-}
-
 // Options of the top-level app that take a value (the word after them is no subcommand).
 bool takes_value(const CLI::App& app, const std::string& word) {
   for (const CLI::Option* opt : app.get_options())
@@ -23,10 +17,12 @@ bool takes_value(const CLI::App& app, const std::string& word) {
   return false;
 }
 
-// Where the subcommand is in `args` (after the program name); npos if none.
-std::size_t subcommand_at(const CLI::App& app, const std::vector<std::string>& args) {
-  for (std::size_t i = 1; i < args.size(); ++i) {
+// Where `app`'s subcommand is in `args`, looking from `from` on; npos if none.
+std::size_t subcommand_at(const CLI::App& app, const std::vector<std::string>& args,
+                          std::size_t from = 1) {
+  for (std::size_t i = from; i < args.size(); ++i) {
     const std::string& a = args[i];
+    if (a == "--") return std::string::npos;
     if (a.starts_with("-")) {
       if (a.find('=') == std::string::npos && takes_value(app, a)) ++i;
       continue;
@@ -34,6 +30,12 @@ std::size_t subcommand_at(const CLI::App& app, const std::vector<std::string>& a
     return i;
   }
   return std::string::npos;
+}
+
+const CLI::App* subcommand_named(const CLI::App& app, const std::string& word) {
+  for (const CLI::App* sub : app.get_subcommands({}))
+    if (sub->get_name() == word) return sub;
+  return nullptr;
 }
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
@@ -91,25 +93,78 @@ std::vector<std::string> config_option_first(const CLI::App& app, std::vector<st
   return args;
 }
 
-std::string unknown_subcommand(const CLI::App& app, const std::vector<std::string>& args) {
-  const std::size_t at = subcommand_at(app, args);
-  if (at == std::string::npos || is_subcommand(app, args[at])) return {};
-  const std::string& word = args[at];
-  std::string nearest;
-  std::size_t best = std::string::npos;
-  for (const CLI::App* sub : app.get_subcommands({})) {
-    const std::size_t d = edit_distance(word, sub->get_name());
-    if (d < best) {
-      best = d;
-      nearest = sub->get_name();
-    }
+std::vector<std::string> config_from_environment(std::vector<std::string> args, std::string& file) {
+  file.clear();
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread starts
+  const char* variable = std::getenv("TGW_CONFIG");
+  if (variable == nullptr || *variable == '\0') return args;
+  for (std::size_t i = 1; i < args.size() && args[i] != "--"; ++i)
+    if (args[i] == "--config" || args[i].starts_with("--config=")) return args;
+  file = variable;
+  args.insert(args.begin() + (args.empty() ? 0 : 1), {"--config", file});
+  return args;
+}
+
+namespace {
+
+void forget_environment(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) opt->envname("");
+  for (CLI::App* sub : app.get_subcommands({})) forget_environment(*sub);
+}
+
+}  // namespace
+
+void environment_for_chosen_only(CLI::App& app, const std::vector<std::string>& args) {
+  CLI::App* at = &app;
+  std::size_t from = 1;
+  for (;;) {
+    const std::size_t i = subcommand_at(*at, args, from);
+    CLI::App* chosen = nullptr;
+    if (i != std::string::npos)
+      for (CLI::App* sub : at->get_subcommands({}))
+        if (sub->get_name() == args[i]) chosen = sub;
+    for (CLI::App* sub : at->get_subcommands({}))
+      if (sub != chosen) forget_environment(*sub);
+    if (chosen == nullptr) return;
+    at = chosen;
+    from = i + 1;
   }
-  std::string message = "unknown subcommand '" + word + "'";
-  // A suggestion only when it is plausibly a typo, not a different word altogether.
-  if (!nearest.empty() && best <= std::max<std::size_t>(2, nearest.size() / 3))
-    message += "; did you mean '" + nearest + "'?";
-  message += " (tgw --help lists the subcommands)";
-  return message;
+}
+
+std::string unknown_subcommand(const CLI::App& app, const std::vector<std::string>& args) {
+  // Down the subcommands named so far (`tgw command sned`: `command`, then `sned`),
+  // as long as the one reached has subcommands of its own.
+  const CLI::App* at = &app;
+  std::string path = "tgw";
+  std::size_t from = 1;
+  for (;;) {
+    const std::size_t i = subcommand_at(*at, args, from);
+    if (i == std::string::npos) return {};
+    const CLI::App* sub = subcommand_named(*at, args[i]);
+    if (sub == nullptr) {
+      const std::string& word = args[i];
+      std::string nearest;
+      std::size_t best = std::string::npos;
+      for (const CLI::App* candidate : at->get_subcommands({})) {
+        const std::size_t d = edit_distance(word, candidate->get_name());
+        if (d < best) {
+          best = d;
+          nearest = candidate->get_name();
+        }
+      }
+      const std::string of = at == &app ? std::string() : " of '" + path + "'";
+      std::string message = "unknown subcommand '" + word + "'" + of;
+      // A suggestion only when it is plausibly a typo, not a different word altogether.
+      if (!nearest.empty() && best <= std::max<std::size_t>(2, nearest.size() / 3))
+        message += "; did you mean '" + nearest + "'?";
+      message += " (" + path + " --help lists the subcommands)";
+      return message;
+    }
+    if (sub->get_subcommands({}).empty()) return {};
+    at = sub;
+    path += " " + sub->get_name();
+    from = i + 1;
+  }
 }
 
 std::string explain_parse_error(const CLI::App& app, const std::string& message) {

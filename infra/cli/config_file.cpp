@@ -1,9 +1,14 @@
 #include "infra/cli/config_file.hpp"
 
+#include <charconv>
 #include <istream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
+
+#include <toml++/toml.h>
 
 namespace tgw::infra {
 namespace {
@@ -35,65 +40,86 @@ const CLI::App* section_app(const CLI::App& root, const std::vector<std::string>
   return at;
 }
 
-}  // namespace
-
-std::string config_syntax_problem(const std::string& text) {
-  std::istringstream in(text);
-  std::size_t number = 0;
-  int open_brackets = 0;        // inside a value's array that spans lines
-  bool in_long_string = false;  // inside a """ string that spans lines
-  for (std::string line; std::getline(in, line);) {
-    ++number;
-    if (open_brackets > 0 || in_long_string) {
-      for (const char c : line) open_brackets += c == '[' ? 1 : c == ']' ? -1 : 0;
-      if (in_long_string && line.find("\"\"\"") != std::string::npos) in_long_string = false;
-      continue;
-    }
-    const auto first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos || line[first] == '#' || line[first] == ';') continue;
-    std::string body = line.substr(first);
-    while (!body.empty() && (body.back() == ' ' || body.back() == '\t' || body.back() == '\r'))
-      body.pop_back();
-    const std::string where = std::to_string(number) + ": ";
-    if (body.front() == '[') {
-      // [section] or [[section]], optionally followed by a comment.
-      const auto close = body.find(']');
-      if (close == std::string::npos)
-        return where + "'" + body + "' opens a section that is not closed (write [" +
-               body.substr(body.find_first_not_of('[')) + "])";
-      const auto after = body.find_first_not_of("] \t", close);
-      if (after != std::string::npos && body[after] != '#')
-        return where + "'" + body + "': nothing may follow a section's ] but a # comment";
-      if (body.find_first_not_of("[] \t") == std::string::npos)
-        return where + "'" + body + "': a section needs a name";
-      continue;
-    }
-    const auto equals = body.find('=');
-    if (equals == std::string::npos || equals == 0)
-      return where + "'" + body + "' is not key = value, a [section] or a # comment";
-    const std::string value = body.substr(equals + 1);
-    if (value.find_first_not_of(" \t") != std::string::npos &&
-        value[value.find_first_not_of(" \t")] == '[')
-      for (const char c : value) open_brackets += c == '[' ? 1 : c == ']' ? -1 : 0;
-    std::size_t quotes = 0;
-    for (auto at = value.find("\"\"\""); at != std::string::npos; at = value.find("\"\"\"", at + 3))
-      ++quotes;
-    in_long_string = quotes % 2 == 1;
-  }
-  return {};
+std::string dotted(const std::vector<std::string>& parents, const std::string& key = {}) {
+  std::string out = CLI::detail::join(parents, ".");
+  if (!key.empty()) out += (out.empty() ? "" : ".") + key;
+  return out;
 }
+
+std::string line_of(const toml::node& node) {
+  return std::to_string(node.source().begin.line);
+}
+
+// A scalar TOML value as the text CLI11 converts to the option's type.
+std::optional<std::string> scalar_text(const toml::node& node) {
+  if (const auto* s = node.as_string()) return s->get();
+  if (const auto* i = node.as_integer()) return std::to_string(i->get());
+  if (const auto* b = node.as_boolean()) return std::string(b->get() ? "true" : "false");
+  if (const auto* f = node.as_floating_point()) {
+    char buffer[32];
+    const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, f->get());
+    if (ec == std::errc()) return std::string(buffer, end);
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  if (const auto* d = node.as_date()) text << d->get();
+  if (const auto* t = node.as_time()) text << t->get();
+  if (const auto* dt = node.as_date_time()) text << dt->get();
+  if (!text.str().empty()) return text.str();
+  return std::nullopt;
+}
+
+// Every setting of `table` as CLI11's items, sections (tables) by their path.
+void flatten(const toml::table& table, std::vector<std::string>& parents, const std::string& file,
+             std::vector<CLI::ConfigItem>& out) {
+  for (const auto& [key, node] : table) {
+    const std::string name(key.str());
+    if (const auto* section = node.as_table()) {
+      parents.push_back(name);
+      flatten(*section, parents, file, out);
+      parents.pop_back();
+      continue;
+    }
+    CLI::ConfigItem item;
+    item.parents = parents;
+    item.name = name;
+    if (const auto* array = node.as_array()) {
+      for (const toml::node& element : *array) {
+        auto text = scalar_text(element);
+        if (!text)
+          throw CLI::ConfigError(file + ":" + line_of(element) + ": '" + dotted(parents, name) +
+                                 "' holds a table or an array: a setting takes a value or a "
+                                 "list of values");
+        item.inputs.push_back(std::move(*text));
+      }
+    } else if (auto text = scalar_text(node)) {
+      item.inputs.push_back(std::move(*text));
+    }
+    out.push_back(std::move(item));
+  }
+}
+
+}  // namespace
 
 std::vector<CLI::ConfigItem> config_file::from_config(std::istream& input) const {
   const std::string file = app_.get_config_ptr() != nullptr && app_.get_config_ptr()->count() > 0
                                ? app_.get_config_ptr()->as<std::string>()
                                : std::string("the config file");
-  // CLI11 reads what it cannot parse as a key (an unclosed "[serve" becomes the key
-  // "[serve"): the lines are checked first, so that the error names the line and what
-  // is wrong with it.
   std::stringstream text;
   text << input.rdbuf();
-  if (const std::string problem = config_syntax_problem(text.str()); !problem.empty())
-    throw CLI::ConfigError(file + ":" + problem);
+  // TOML as the specification has it (toml++): a value that is not TOML (an unquoted
+  // URL, an unclosed section) is an error naming its line and column, never a guess.
+  toml::table document;
+  try {
+    document = toml::parse(text.str(), file);
+  } catch (const toml::parse_error& e) {
+    throw CLI::ConfigError(file + ":" + std::to_string(e.source().begin.line) + ":" +
+                           std::to_string(e.source().begin.column) + ": " +
+                           std::string(e.description()));
+  }
+  std::vector<CLI::ConfigItem> settings;
+  std::vector<std::string> parents;
+  flatten(document, parents, file, settings);
   // The subcommands that run, outermost first, with their section paths.
   std::vector<std::pair<const CLI::App*, std::vector<std::string>>> running;
   std::vector<std::string> path;
@@ -106,19 +132,14 @@ std::vector<CLI::ConfigItem> config_file::from_config(std::istream& input) const
   }
   std::vector<CLI::ConfigItem> sections;
   std::vector<CLI::ConfigItem> top_level;
-  for (CLI::ConfigItem& item : CLI::ConfigBase::from_config(text)) {
-    if (item.name == "++" || item.name == "--") {
-      sections.push_back(std::move(item));
-      continue;
-    }
+  for (CLI::ConfigItem& item : settings) {
     if (!item.parents.empty()) {
       const CLI::App* owner = section_app(app_, item.parents);
       if (owner == nullptr)
-        throw CLI::ConfigError("unknown section [" + CLI::detail::join(item.parents, ".") +
-                               "] in " + file);
+        throw CLI::ConfigError("unknown section [" + dotted(item.parents) + "] in " + file);
       if (!has_option(*owner, item.name))
         throw CLI::ConfigError("unknown key '" + item.name + "' in section [" +
-                               CLI::detail::join(item.parents, ".") + "] of " + file);
+                               dotted(item.parents) + "] of " + file);
       sections.push_back(std::move(item));
       continue;
     }

@@ -8,7 +8,7 @@
 
 namespace tgw::infra {
 
-/// The reader of `tgw --config FILE`: TOML as CLI11 reads it, with two rules of its own.
+/// The reader of `tgw --config FILE`: TOML (parsed by toml++), with two rules of its own.
 /// A key at the top of the file applies to whichever subcommand runs, if it has that
 /// option (`redis = "..."` serves `serve`, `registry` and `command send` alike); a key in
 /// a `[serve]` or `[command.send]` section applies to that subcommand only and wins over
@@ -23,11 +23,9 @@ class config_file final : public CLI::ConfigBase {
   const CLI::App& app_;
 };
 
-/// Why `text` is not a config file as tgw reads it ("LINE: what is wrong"), or empty:
-/// every line blank, a # comment, a [section] or key = value.
-[[nodiscard]] std::string config_syntax_problem(const std::string& text);
-
-/// Adds `--config FILE` (TGW_CONFIG) to `app`, read by config_file.
+/// Adds `--config FILE` (TGW_CONFIG) to `app`, read by config_file. The variable is
+/// applied by config_from_environment() before parsing (CLI11 reads the file before it
+/// reads the environment).
 void add_config_option(CLI::App& app);
 
 }  // namespace tgw::infra

@@ -84,18 +84,28 @@ int run(int argc, char** argv) {
   tgw::infra::add_sink_command(app, exit_code);
   tgw::infra::add_replay_command(app, tgw::infra::app::run_offline_replay, exit_code);
   tgw::infra::apply_environment_aliases();
-  std::vector<std::string> args(argv, argv + argc);
+  std::string config_from_environment;
+  std::vector<std::string> args = tgw::infra::config_from_environment(
+      std::vector<std::string>(argv, argv + argc), config_from_environment);
   if (const std::string unknown = tgw::infra::unknown_subcommand(app, args); !unknown.empty()) {
     std::cerr << "tgw: " << unknown << '\n';
     return 2;
   }
   args = tgw::infra::config_option_first(app, std::move(args));
+  tgw::infra::environment_for_chosen_only(app, args);
   // CLI11 takes the arguments in reverse, program name excluded.
   std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     const std::string message = tgw::infra::explain_parse_error(app, e.what());
+    if (!config_from_environment.empty() &&
+        message.find(config_from_environment) != std::string::npos) {
+      std::cerr << message
+                << " (the file is named by the environment variable TGW_CONFIG)\nRun with "
+                   "--help for more information.\n";
+      return 2;
+    }
     if (const std::string variable = environment_source(app, message, argc, argv);
         !variable.empty()) {
       std::cerr << message << " (the value comes from the environment variable "

@@ -2,6 +2,7 @@
 #include "infra/cli/log_options.hpp"
 #include "infra/cli/redis_choice.hpp"
 #include "infra/cli/redis_tls_flags.hpp"
+#include "infra/cli/value_checks.hpp"
 
 #include <unistd.h>
 
@@ -92,26 +93,27 @@ void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
   cmd->add_option("--rport", o->rport, "Redis port")->envname("TGW_RPORT")->capture_default_str();
   cmd->add_option("--rdb", o->rdb, "Redis database")
       ->envname("TGW_RDB")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--redis", o->redis_url,
                   "redis://[user:password@]host:port/db, unix:///path?db=N, "
                   "redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[?db=N] or "
                   "redis+cluster://[user:password@]host:port[,host:port...] (rediss... for "
                   "TLS); overrides --rhost/--rport/--rdb")
-      ->envname("TGW_REDIS");
+      ->envname("TGW_REDIS")
+      ->check(redis_url_check());
   add_redis_tls_options(cmd, o->redis_tls);
   cmd->add_option("--id", o->id, "Node id (default: host-pid-random)")->envname("TGW_NODE_ID");
   cmd->add_option("--interval", o->interval_ms, "Emit period in ms; 0 emits as fast as possible")
       ->envname("TGW_NODE_INTERVAL")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--batch", o->batch, "Messages per emit (default 1, or 100 with --interval 0)")
       ->envname("TGW_NODE_BATCH")
       ->check(CLI::Range(0, 10000));
   cmd->add_option("--work-ms", o->work_ms, "Handler time drawn uniformly from 0..N ms")
       ->envname("TGW_NODE_WORK_MS")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--error-rate", o->error_rate, "Share of messages whose handler fails")
       ->envname("TGW_NODE_ERROR_RATE")
@@ -119,15 +121,15 @@ void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--health-ms", o->health_ms, "Health check period")
       ->envname("TGW_NODE_HEALTH_MS")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--inactive-ms", o->inactive_ms, "Silence after which a node is removed")
       ->envname("TGW_NODE_INACTIVE_MS")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--ttl-ms", o->ttl_ms, "TTL of the nodes:* keys, refreshed while nodes live")
       ->envname("TGW_NODE_TTL_MS")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_flag("--record-handled", o->record_handled,
                 "Count each handled message in the nodes:handled hash (for soak checks)")
@@ -135,12 +137,12 @@ void add_node_command(CLI::App& app, const node_runner& run, int& exit_code) {
   cmd->add_option("--max-messages", o->max_messages,
                   "Stop emitting once the cluster has emitted this many messages (0: never)")
       ->envname("TGW_NODE_MAX_MESSAGES")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--queue-limit", o->queue_limit,
                   "The emitter waits while nodes:queue holds this many messages (0: no limit)")
       ->envname("TGW_NODE_QUEUE_LIMIT")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   add_log_options(cmd, o->log_level, o->log_format);
   cmd->callback([o, run, &exit_code] {

@@ -11,6 +11,7 @@
 
 #include "infra/cli/redis_tls_flags.hpp"
 #include "infra/health/failure_cause.hpp"
+#include "infra/cli/value_checks.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/server_mode.hpp"
 #include "infra/redis/shard_agreement.hpp"
@@ -41,7 +42,8 @@ void add_redis_options(CLI::App* cmd, redis_choice& choice) {
                   "redis+sentinel://host:port[,host:port...]/MASTER or "
                   "redis+cluster://host:port[,host:port...] (rediss... for TLS); default: the "
                   "private Redis of a tgw serve in --data-dir, else redis://127.0.0.1:6379/0")
-      ->envname("TGW_REDIS");
+      ->envname("TGW_REDIS")
+      ->check(redis_url_check());
   cmd->add_option("--data-dir", choice.data_dir,
                   "Data directory of the tgw serve whose private Redis to use when --redis is "
                   "not given")

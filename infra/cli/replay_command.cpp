@@ -9,6 +9,7 @@
 #include "codecs/imei.hpp"
 #include "infra/capture/capture_loader.hpp"
 #include "infra/cli/redis_choice.hpp"
+#include "infra/cli/value_checks.hpp"
 #include "infra/log/log.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/shard_agreement.hpp"
@@ -188,7 +189,7 @@ void add_replay_command(CLI::App& app, const replay::offline_runner& offline, in
                   "Replay this many times faster than recorded; 0: as fast as the answers "
                   "allow (--to)")
       ->envname("TGW_REPLAY_SPEED")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--device-port", o->device_port,
                   "Port devices connect to, when no IMEI handshake shows which side is the "
@@ -198,7 +199,7 @@ void add_replay_command(CLI::App& app, const replay::offline_runner& offline, in
   cmd->add_option("--answer-timeout-ms", o->answer_timeout_ms,
                   "How long a replayed device waits for each recorded answer (--to)")
       ->envname("TGW_REPLAY_ANSWER_TIMEOUT_MS")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--crc", o->crc, "strict or ignore, as `tgw serve --crc` (--offline)")
       ->envname("TGW_REPLAY_CRC")

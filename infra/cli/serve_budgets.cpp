@@ -1,5 +1,7 @@
 #include "infra/cli/serve_budgets.hpp"
 
+#include "infra/cli/value_checks.hpp"
+
 #include <chrono>
 
 #include <CLI/CLI.hpp>
@@ -23,12 +25,12 @@ void add_budget_options(CLI::App* cmd, serve_options::budgets& b) {
                   "in per hour; a new device past it is refused 00 and no key is made for it "
                   "(0: no limit; an allowlist admits listed devices without this budget)")
       ->envname("TGW_NEW_DEVICES_PER_HOUR")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--new-devices-burst", b.new_devices_burst,
                   "New devices one address may bring in at once after a quiet spell")
       ->envname("TGW_NEW_DEVICES_BURST")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--max-bad-frames", b.max_bad_frames,
                   "AVL frames that fail to decode (CRC, lengths, codec) before the connection "
@@ -68,12 +70,12 @@ void add_budget_options(CLI::App* cmd, serve_options::budgets& b) {
                   "Datagrams per second one source address may send; more are dropped "
                   "unread (0: no limit)")
       ->envname("TGW_UDP_PER_ADDRESS_RATE")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--udp-per-address-burst", b.udp_per_address_burst,
                   "Datagrams one address may send at once after a quiet spell")
       ->envname("TGW_UDP_PER_ADDRESS_BURST")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--udp-backlog", b.udp_backlog,
                   "Datagrams received and not yet processed; more are dropped (0: no limit)")
@@ -82,19 +84,19 @@ void add_budget_options(CLI::App* cmd, serve_options::budgets& b) {
   cmd->add_option("--udp-max-devices", b.udp_max_devices,
                   "UDP devices present at once; a new one past it is ignored")
       ->envname("TGW_UDP_MAX_DEVICES")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--udp-new-devices-per-hour", b.udp_new_devices_per_hour,
                   "UDP devices unknown to Redis the instance takes in per hour over every "
                   "source (sources are spoofable); past it no key is made and the datagram "
                   "goes unanswered (0: no limit)")
       ->envname("TGW_UDP_NEW_DEVICES_PER_HOUR")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--udp-new-devices-burst", b.udp_new_devices_burst,
                   "New UDP devices taken in at once after a quiet spell")
       ->envname("TGW_UDP_NEW_DEVICES_BURST")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_flag("--allow-command-control-chars", b.allow_command_control_chars,
                 "Deliver command texts that hold control characters (CR, LF, NUL, ESC, ...); "

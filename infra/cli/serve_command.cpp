@@ -4,6 +4,7 @@
 #include "infra/cli/redis_tls_flags.hpp"
 #include "infra/cli/serve_budgets.hpp"
 #include "infra/cli/serve_options.hpp"
+#include "infra/cli/value_checks.hpp"
 
 #include <memory>
 
@@ -33,7 +34,8 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
                   "redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[?db=N] or "
                   "redis+cluster://[user:password@]host:port[,host:port...] (rediss... for "
                   "TLS); default: private redis-server in --data-dir")
-      ->envname("TGW_REDIS");
+      ->envname("TGW_REDIS")
+      ->check(redis_url_check());
   add_redis_tls_options(cmd, o->redis_tls);
   cmd->add_option("--data-dir", o->data_dir, "Directory of the private redis-server")
       ->envname("TGW_DATA_DIR")
@@ -147,12 +149,12 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
                   "The address is the PROXY header's when there is one; only "
                   "--trusted-sources are exempt")
       ->envname("TGW_PER_ADDRESS_RATE")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--per-address-burst", o->per_address_burst,
                   "Connections one address may open at once after a quiet spell")
       ->envname("TGW_PER_ADDRESS_BURST")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--per-address-handshakes", o->per_address_handshakes,
                   "Connections of one source address still in their handshake (PROXY, TLS, "
@@ -174,26 +176,26 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
                   "Time a new connection has to send its first byte (a PROXY header, the "
                   "balancer's, does not count)")
       ->envname("TGW_FIRST_BYTE_TIMEOUT_MS")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--handshake-timeout-ms", o->handshake_timeout_ms,
                   "Time a new connection has to send its IMEI")
       ->envname("TGW_HANDSHAKE_TIMEOUT_MS")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--idle-timeout-s", o->idle_timeout_s, "Silence after which a socket is closed")
       ->envname("TGW_IDLE_TIMEOUT_S")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--udp-idle-timeout-s", o->udp_idle_timeout_s,
                   "Silence after which a UDP device is journaled as disconnected (0: "
                   "--idle-timeout-s)")
       ->envname("TGW_UDP_IDLE_TIMEOUT_S")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--max-connections", o->max_connections, "Open device connections at most")
       ->envname("TGW_MAX_CONNECTIONS")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--max-frames-in-flight", o->max_frames_in_flight,
                   "Frames per connection awaiting persistence before reading stops")
@@ -202,13 +204,13 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--journal-maxlen", o->journal_maxlen, "Events kept per device journal (~)")
       ->envname("TGW_JOURNAL_MAXLEN")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--telemetry-maxlen", o->telemetry_maxlen,
                   "Also trim the telemetry stream to about this many entries, read or not: "
                   "a cap that drops unread records (0: no cap)")
       ->envname("TGW_TELEMETRY_MAXLEN")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--telemetry-retention", o->telemetry_retention,
                   "groups: trim telemetry:records below what every consumer group has "
@@ -216,6 +218,13 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
                   "(docs/TELEMETRY.md)")
       ->envname("TGW_TELEMETRY_RETENTION")
       ->check(CLI::IsMember({"groups", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--telemetry-ungrouped-maxlen", o->telemetry_ungrouped_maxlen,
+                  "With --telemetry-retention groups: entries a telemetry stream keeps while "
+                  "it has no consumer group (0: no bound); fewer while Redis nears its "
+                  "maxmemory, so that a consumer can still join (docs/TELEMETRY.md)")
+      ->envname("TGW_TELEMETRY_UNGROUPED_MAXLEN")
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--telemetry-retention-interval-ms", o->telemetry_retention_interval_ms,
                   "How often the consumer groups are read and the stream trimmed")
@@ -253,7 +262,7 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
   cmd->add_option("--drain-timeout-ms", o->drain_timeout_ms,
                   "On SIGTERM, time to finish persisting and ACKing what is in flight")
       ->envname("TGW_DRAIN_TIMEOUT_MS")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--readiness-window-ms", o->readiness_window_ms,
                   "/readyz answers 503 once persisting has failed for every attempt (or a "
@@ -270,26 +279,27 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->check(CLI::Range(1, 86'400))
       ->capture_default_str();
   cmd->add_option("--embedded-redis-restarts", o->embedded_redis_restarts,
-                  "Without --redis: times in a row the private redis-server is restarted on "
-                  "its data dir after it dies, with backoff, before the gateway exits 1 for "
-                  "its supervisor to act")
+                  "Without --redis: restarts of the private redis-server (on its data dir, "
+                  "after it dies) that may fail in a row (it does not come up) before the "
+                  "gateway exits 1 for its supervisor to act; a restart that brings it up "
+                  "resets the count")
       ->envname("TGW_EMBEDDED_REDIS_RESTARTS")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   cmd->add_option("--heartbeat-interval-ms", o->heartbeat_interval_ms,
                   "How often instance:heartbeat:{id} is refreshed")
       ->envname("TGW_HEARTBEAT_INTERVAL_MS")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--heartbeat-ttl-s", o->heartbeat_ttl_s, "TTL of the heartbeat key")
       ->envname("TGW_HEARTBEAT_TTL_S")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--janitor-interval-ms", o->janitor_interval_ms,
                   "Janitor period: entries of dead instances are evicted this often (also "
                   "read from JANITOR_INTERVAL_MS)")
       ->envname("TGW_JANITOR_INTERVAL_MS")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--janitor-mode", o->janitor_mode,
                   "reverse-index (instance:devices:{id}) or scan (HSCAN the registry)")
@@ -299,12 +309,12 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
   cmd->add_option("--command-timeout-ms", o->command_timeout_ms,
                   "Time a device has to answer a command before it fails with timeout")
       ->envname("TGW_COMMAND_TIMEOUT_MS")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--command-queue", o->command_queue,
                   "Commands per device queued or in flight; more fail with write_queue_full")
       ->envname("TGW_COMMAND_QUEUE")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--command-max-payload", o->command_max_payload,
                   "Largest command text in bytes; longer entries fail as malformed")
@@ -323,7 +333,7 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
   cmd->add_option("--capture-max-age-s", o->capture_max_age_s,
                   "Start a new capture file when the current one is this old")
       ->envname("TGW_CAPTURE_MAX_AGE_S")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--capture-max-total-mb", o->capture_max_total_mb,
                   "Delete the oldest capture files when all of them exceed this size")

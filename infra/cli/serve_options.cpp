@@ -145,6 +145,8 @@ void plan_actors(const serve_options& o, app::gateway_plan& p) {
   p.command_responder.failure_log_interval = log_interval;
   p.retention.trim = o.telemetry_retention == "groups";
   p.retention.interval = milliseconds{o.telemetry_retention_interval_ms};
+  p.retention.ungrouped.maxlen = o.telemetry_ungrouped_maxlen;
+  p.retention.warn_interval = log_interval;
   p.command_queue = o.command_queue;
   p.command_timeout = milliseconds{o.command_timeout_ms};
   p.command_max_payload = o.command_max_payload;

@@ -65,6 +65,7 @@ struct serve_options {
   /// "off": never (the groups are still watched for the lag metrics).
   std::string telemetry_retention = "groups";
   int telemetry_retention_interval_ms = 10'000;
+  std::int64_t telemetry_ungrouped_maxlen = 1'000'000;
   /// Redis Cluster only: key shards (telemetry streams, and the shards of every
   /// device's keys). 0: the count the cluster has stored, or 4 per master.
   std::uint32_t telemetry_shards = 0;

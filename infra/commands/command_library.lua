@@ -157,7 +157,8 @@ end
 -- owner's stream from being re-created once its janitor removed it. Publishing the same
 -- command_id again (a publisher that lost its connection mid-call) changes nothing and
 -- returns what the first call decided, or 'answered' once it has its response. A sent
--- or queued command is journaled (command_published) when the journal key is given.
+-- or queued command is journaled (command_published) when the journal key is given; an
+-- offline one too, with its outcome (command_resolved, failed/socket_closed).
 local function publish(keys, args)
   local registry, responses, offline, marker = keys[1], keys[2], keys[3], keys[4]
   local imei, command_id, codec, payload, expires_at = args[1], args[2], args[3], args[4], args[5]
@@ -188,6 +189,15 @@ local function publish(keys, args)
     redis.call('SET', marker, 'p||', 'EX', ttl)
     if keys[5] then journal_published(keys[5], now_ms(), '', args, 'queued') end
     return {'queued', '', '', last}
+  end
+  -- Refused at once: the publisher is told so, and the device's history keeps it, with
+  -- the outcome the publisher reports (socket_closed). Nothing else is written: no
+  -- marker, no response, since no instance will ever answer it.
+  if keys[5] then
+    local at = now_ms()
+    journal_published(keys[5], at, owner, args, 'offline')
+    redis.call('XADD', keys[5], '*', 'type', 'command_resolved', 'at_ms', at, 'instance', owner,
+               'command_id', command_id, 'status', 'failed', 'failure_reason', 'socket_closed')
   end
   return {'offline', owner, '', last}
 end

@@ -173,8 +173,10 @@ failure_cause classify_redis_failure(std::string_view error, bool under_replicat
             "the cluster has a slot without a master: writes resume once it is covered again"};
   if (starts_with_word(error, "OOM"))
     return {"oom", one_line(error),
-            "Redis reached its maxmemory: raise it, or let the telemetry stream be trimmed "
-            "(--telemetry-retention groups, --telemetry-maxlen)"};
+            "Redis reached its maxmemory: the telemetry stream is trimmed only below what "
+            "every consumer group acknowledged, so start the consumers that lag (tgw sink "
+            "postgres) or delete a group that is gone for good; or raise maxmemory "
+            "(docs/TELEMETRY.md, \"How long entries stay\")"};
   if (starts_with_word(error, "LOADING"))
     return {"loading", one_line(error), "Redis is loading its data set; writes resume after"};
   if (starts_with_word(error, "READONLY") || starts_with_word(error, "MASTERDOWN"))

@@ -43,6 +43,10 @@ std::vector<std::vector<std::string>> gateway_commands(const gateway_usage& u) {
       {"SREM", reg::devices(other, p), imei},
       {"SMISMEMBER", reg::devices(u.instance, p), imei},
       {"EXISTS", reg::heartbeat(other, p)},
+      // The start's claim of the instance id, and the heartbeat Functions.
+      {"GET", reg::heartbeat(u.instance, p)},
+      {"PTTL", reg::heartbeat(u.instance, p)},
+      {"SET", reg::heartbeat(u.instance, p), "0", "NX", "EX", "90"},
       {"SET", reg::heartbeat(u.instance, p), "0", "EX", "90"},
       {"DEL", reg::heartbeat(u.instance, p)},
       {"SADD", reg::known_instances_in(p), u.instance},
@@ -77,7 +81,10 @@ std::vector<std::vector<std::string>> gateway_commands(const gateway_usage& u) {
       {"XRANGE", stream, "-", "+", "COUNT", "1"},
   };
   if (u.ack_replicas > 0) all.push_back({"WAIT", "1", "1000"});
-  if (u.retention_trims) all.push_back({"XTRIM", stream, "MINID", "0-1"});
+  if (u.retention_trims) {
+    all.push_back({"XTRIM", stream, "MINID", "0-1"});
+    all.push_back({"XTRIM", stream, "MAXLEN", "1000000"});  // the floor of a stream without a group
+  }
   if (u.allowlist_redis) all.push_back({"SSCAN", net::allowed_devices_key, "0", "COUNT", "10000"});
   if (u.janitor_scans) all.push_back({"HSCAN", registry, "0", "COUNT", "1000"});
   if (u.selects_db) all.push_back({"SELECT", "1"});

@@ -46,6 +46,8 @@ struct gateway_counters {
   // (and when, in ms since the epoch), and how many telemetry writers find Redis down.
   std::atomic<bool> listening{false};
   std::atomic<bool> heartbeat_ok{false};
+  /// Another process with this instance id holds the heartbeat (registry actor).
+  std::atomic<bool> heartbeat_taken{false};
   std::atomic<std::int64_t> heartbeat_at_ms{0};
   std::atomic<int> writers_down{0};
 

@@ -216,49 +216,60 @@ void embedded_redis::supervise(supervision settings) {
 
 void embedded_redis::watch(supervision settings) {
   using namespace std::chrono_literals;
-  int failures = 0;  // in a row
+  using clock = std::chrono::steady_clock;
+  int failed_starts = 0;  // in a row
   auto backoff = settings.first_backoff;
-  auto up_since = std::chrono::steady_clock::now();
+  auto up_since = clock::now();
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait_for(lock, 100ms, [this] { return stopping_; });
     if (stopping_) return;
-    if (running_locked()) {
-      if (failures > 0 && std::chrono::steady_clock::now() - up_since >= 30s) {
-        failures = 0;
-        backoff = settings.first_backoff;
-      }
-      continue;
-    }
-    ++failures;
-    if (failures > settings.max_restarts) {
-      spdlog::error(
-          "private redis-server: {} restart(s) in a row failed; giving up: the gateway exits "
-          "1 so that its supervisor restarts it (see {}/redis.log)",
-          settings.max_restarts, dir_);
-      lock.unlock();
-      if (settings.give_up) settings.give_up();
-      return;
-    }
+    if (running_locked()) continue;
+    // A server that ran for the window is restarted after the first backoff; one that
+    // died sooner (a crash loop) after a backoff that doubles each time.
+    const auto ran = clock::now() - up_since;
+    if (ran >= settings.stable_after) backoff = settings.first_backoff;
     spdlog::error(
-        "private redis-server exited ({}); devices are not ACKed until it is back; restarting "
-        "it on {} in {} ms (attempt {} of {}; its log: {}/redis.log)",
-        exit_status_text(last_status_), dir_, backoff.count(), failures, settings.max_restarts,
-        dir_);
-    if (wake_.wait_for(lock, backoff, [this] { return stopping_; })) return;
-    backoff = std::min(backoff * 2, settings.max_backoff);
-    lock.unlock();
-    try {
-      start(dir_);
-      up_since = std::chrono::steady_clock::now();
-      spdlog::warn(
-          "private redis-server restarted (pid {}) on {}; the writers reconnect and "
-          "ACKs resume",
-          pid(), dir_);
-    } catch (const std::exception& e) {
-      spdlog::error("private redis-server did not restart: {}", e.what());
+        "private redis-server exited ({}) after {} s up; devices are not ACKed until it is "
+        "back; restarting it on {} in {} ms (its log: {}/redis.log)",
+        exit_status_text(last_status_),
+        std::chrono::duration_cast<std::chrono::seconds>(ran).count(), dir_, backoff.count(), dir_);
+    // Only a start that fails (the server does not come up) counts toward giving up:
+    // a server that came up and was killed again is restarted however often it happens.
+    for (;;) {
+      if (wake_.wait_for(lock, backoff, [this] { return stopping_; })) return;
+      backoff = std::min(backoff * 2, settings.max_backoff);
+      lock.unlock();
+      std::string failure;
+      try {
+        start(dir_);
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      lock.lock();
+      if (failure.empty()) {
+        failed_starts = 0;
+        up_since = clock::now();
+        spdlog::warn(
+            "private redis-server restarted (pid {}) on {}; the writers reconnect and ACKs "
+            "resume",
+            pid_, dir_);
+        break;
+      }
+      ++failed_starts;
+      if (failed_starts >= settings.max_restarts) {
+        spdlog::error(
+            "private redis-server: {} restart(s) in a row failed (the last: {}); giving up: "
+            "the gateway exits 1 so that its supervisor restarts it (see {}/redis.log)",
+            failed_starts, failure, dir_);
+        lock.unlock();
+        if (settings.give_up) settings.give_up();
+        return;
+      }
+      spdlog::error(
+          "private redis-server did not restart ({}): attempt {} of {}; trying again in {} ms",
+          failure, failed_starts, settings.max_restarts, backoff.count());
     }
-    lock.lock();
   }
 }
 

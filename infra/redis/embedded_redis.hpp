@@ -26,10 +26,16 @@ class embedded_redis {
  public:
   /// How the server is kept running once it started (see supervise()).
   struct supervision {
-    /// Restarts in a row (without 30 s of uptime between them) before giving up.
+    /// Failed restarts in a row (the server started and did not answer) before giving
+    /// up. A restart that brought the server up resets the count, however soon the
+    /// server dies again.
     int max_restarts = 5;
+    /// The wait before a restart: `first_backoff` after a server that ran for
+    /// `stable_after`, doubled (up to `max_backoff`) after each one that died sooner
+    /// and after each failed start.
     std::chrono::milliseconds first_backoff{200};
     std::chrono::milliseconds max_backoff{5000};
+    std::chrono::milliseconds stable_after{30'000};
     /// Called once, on the supervising thread, when the server cannot be kept up.
     std::function<void()> give_up;
   };
@@ -50,10 +56,10 @@ class embedded_redis {
 
   /// Watches the server from a thread of its own: when it exits (killed, crashed), the
   /// exit is logged at error with its status and the server is started again on the
-  /// same data dir, whose append-only file holds every acknowledged write, after a
-  /// backoff that doubles with each failure in a row. After `max_restarts` failures in
-  /// a row it calls `give_up` (the gateway then exits 1, so that its own supervisor,
-  /// systemd's Restart=, acts). The thread lives until this object is destroyed, so a
+  /// same data dir, whose append-only file holds every acknowledged write, after the
+  /// backoff of `supervision`. After `max_restarts` failed starts in a row it calls
+  /// `give_up` (the gateway then exits 1, so that its own supervisor, systemd's
+  /// Restart=, acts). The thread lives until this object is destroyed, so a
   /// server it restarted keeps its parent-death signal.
   void supervise(supervision settings);
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "infra/registry/heartbeat_holder.hpp"
 #include "infra/registry/registry_library.hpp"
 
 namespace tgw::infra::registry {
@@ -18,11 +19,14 @@ bool failed(const redis::value& v, std::string& error) {
 }  // namespace
 
 redis_registry_store::redis_registry_store(redis::connection::options where,
-                                           std::string instance_id, redis::key_shards shards)
+                                           std::string instance_id, redis::key_shards shards,
+                                           std::string holder)
     : conn_(std::move(where)),
       library_(conn_, registry_library_source()),
       instance_(std::move(instance_id)),
-      shards_(std::move(shards)) {}
+      shards_(std::move(shards)),
+      holder_(holder.empty() ? heartbeat_holder::of_this_process(std::chrono::seconds{30}).value()
+                             : std::move(holder)) {}
 
 bool redis_registry_store::load_library(std::string& error) {
   return library_.load(error);
@@ -133,21 +137,38 @@ std::optional<std::vector<std::string>> redis_registry_store::missing_from_index
   return missing;
 }
 
-std::optional<bool> redis_registry_store::heartbeat(std::chrono::seconds ttl, std::string& error) {
-  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-  bool missing = false;
+std::optional<heartbeat_outcome> redis_registry_store::heartbeat(std::chrono::seconds ttl,
+                                                                 std::string& error) {
+  heartbeat_outcome out;
   for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
     const std::string& prefix = shards_.prefix(shard);
     const redis::value v =
         call({"FCALL", "tgw_registry_heartbeat", "2", keys::heartbeat(instance_, prefix),
-              keys::known_instances_in(prefix), instance_, std::to_string(ttl.count()),
-              std::to_string(now)});
+              keys::known_instances_in(prefix), instance_, std::to_string(ttl.count()), holder_});
     if (failed(v, error)) return std::nullopt;
-    missing = missing || v.as_int().value_or(0) == 1;
+    if (!v.is_array() || v.elements.size() != 2) {
+      error = "tgw_registry_heartbeat: unexpected reply";
+      return std::nullopt;
+    }
+    const auto state = v.elements[0].as_int().value_or(0);
+    if (state == 2) {
+      out.taken_by = v.elements[1].text;
+      return out;
+    }
+    out.was_missing = out.was_missing || state == 1;
   }
-  return missing;
+  return out;
+}
+
+std::optional<bool> redis_registry_store::release_heartbeat(std::string& error) {
+  bool released = true;
+  for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
+    const redis::value v = call({"FCALL", "tgw_registry_release", "1",
+                                 keys::heartbeat(instance_, shards_.prefix(shard)), holder_});
+    if (failed(v, error)) return std::nullopt;
+    released = released && v.as_int().value_or(0) == 1;
+  }
+  return released;
 }
 
 std::optional<std::uint64_t> redis_registry_store::evict_instance(const std::string& prefix,

@@ -23,15 +23,17 @@ namespace tgw::infra::registry {
 /// by shard, against that shard's heartbeat, in the same call that evicts.
 class redis_registry_store final : public registry_store {
  public:
+  /// `holder` is the heartbeat's value (heartbeat_holder::value()); empty: this process,
+  /// renewing every 30 s.
   redis_registry_store(redis::connection::options where, std::string instance_id,
-                       redis::key_shards shards = {});
+                       redis::key_shards shards = {}, std::string holder = {});
 
   /// FUNCTION LOAD REPLACE of `tgw_registry` (start-up; a call reloads it if lost).
   bool load_library(std::string& error);
 
   // The calls are the registry_store's; here each is one `tgw_registry` Function call
   // per key shard it touches (unregister_all: pipelined), and the heartbeat a
-  // SET instance:heartbeat:{id} EX ttl in every shard.
+  // SET instance:heartbeat:{id} EX ttl in every shard unless another process holds it.
   bool register_device(const std::string& imei, std::string& error) override;
   bool unregister_device(const std::string& imei, std::string& error) override;
   std::optional<std::size_t> unregister_all(const std::vector<std::string>& imeis,
@@ -40,7 +42,8 @@ class redis_registry_store final : public registry_store {
                                       std::string& error) override;
   std::optional<std::vector<std::string>> missing_from_index(const std::vector<std::string>& imeis,
                                                              std::string& error) override;
-  std::optional<bool> heartbeat(std::chrono::seconds ttl, std::string& error) override;
+  std::optional<heartbeat_outcome> heartbeat(std::chrono::seconds ttl, std::string& error) override;
+  std::optional<bool> release_heartbeat(std::string& error) override;
   std::optional<janitor_report> janitor_pass(janitor_mode mode, std::size_t batch,
                                              std::string& error) override;
   [[nodiscard]] const std::string& instance_id() const override { return instance_; }
@@ -64,6 +67,7 @@ class redis_registry_store final : public registry_store {
   redis::function_library library_;
   std::string instance_;
   redis::key_shards shards_;
+  std::string holder_;
   std::unordered_set<std::string> checked_;  ///< Instances a janitor pass looked at.
 };
 

@@ -76,14 +76,39 @@ local function evict(keys, args)
   return deleted
 end
 
--- KEYS: instance:heartbeat:{me}, instances:known; ARGV: me, ttl_s, now_ms
--- Returns 1 if the heartbeat key had expired (or never existed): the instance was
--- presumed dead and must re-assert its devices.
+-- A heartbeat's value names the process that writes it ('host=... pid=... ...'); an
+-- older tgw wrote the time in ms.
+local function is_holder(value)
+  return value ~= nil and value ~= false and string.sub(value, 1, 5) == 'host='
+end
+
+-- KEYS: instance:heartbeat:{me}, instances:known; ARGV: me, ttl_s, holder
+-- Returns {1, ''} if the heartbeat key had expired (or never existed): the instance was
+-- presumed dead and must re-assert its devices; {0, ''} if it held this holder; and
+-- {2, other} when another process with the same instance id holds it: nothing is
+-- written, so the two do not take the key from each other in turn. A caller of an
+-- older tgw passes the time for a holder: it gets 1 or 0, as it expects.
 local function heartbeat(keys, args)
-  local missing = redis.call('EXISTS', keys[1]) == 0 and 1 or 0
-  redis.call('SET', keys[1], args[3], 'EX', tonumber(args[2]))
+  local current = redis.call('GET', keys[1])
+  local holder = args[3]
+  if is_holder(holder) and is_holder(current) and current ~= holder then
+    return {2, current}
+  end
+  redis.call('SET', keys[1], holder, 'EX', tonumber(args[2]))
   redis.call('SADD', keys[2], args[1])
+  local missing = current and 0 or 1
+  if is_holder(holder) then return {missing, ''} end
   return missing
+end
+
+-- KEYS: instance:heartbeat:{me}; ARGV: holder
+-- Shutdown: deletes the heartbeat unless another process (same instance id) holds it.
+-- Returns 1 when deleted (or already gone), 0 when left to that process.
+local function release(keys, args)
+  local current = redis.call('GET', keys[1])
+  if is_holder(current) and current ~= args[1] then return 0 end
+  redis.call('DEL', keys[1])
+  return 1
 end
 
 -- KEYS: instance:devices:{dead}, instances:known, instance:heartbeat:{dead}; ARGV: dead
@@ -102,4 +127,5 @@ redis.register_function('tgw_registry_reassert', reassert)
 redis.register_function('tgw_registry_unregister', unregister)
 redis.register_function('tgw_registry_evict', evict)
 redis.register_function('tgw_registry_heartbeat', heartbeat)
+redis.register_function('tgw_registry_release', release)
 redis.register_function('tgw_registry_forget_instance', forget_instance)

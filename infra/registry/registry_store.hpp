@@ -42,6 +42,16 @@ struct janitor_report {
   std::uint64_t evicted = 0;  ///< Entries this pass actually deleted.
 };
 
+/// What one heartbeat write found.
+struct heartbeat_outcome {
+  /// The key had expired (or never existed): this instance was presumed dead and must
+  /// re-assert its devices.
+  bool was_missing = false;
+  /// Not empty: another process holds the key (its value, a heartbeat_holder's), one
+  /// started with the same instance id; nothing was written.
+  std::string taken_by;
+};
+
 /// The registry as the registry and janitor actors see it: owner-checked steps over
 /// `connections:registry`, the reverse indexes and the heartbeats. The Redis
 /// implementation is redis_registry_store; tests of the actors' logic stand in an
@@ -71,9 +81,14 @@ class registry_store {
   /// only this check finds the device that is still connected here.
   virtual std::optional<std::vector<std::string>> missing_from_index(
       const std::vector<std::string>& imeis, std::string& error) = 0;
-  /// Renews this instance's heartbeat for `ttl`. Returns true when it had been missing
-  /// (this instance was presumed dead), nullopt on failure.
-  virtual std::optional<bool> heartbeat(std::chrono::seconds ttl, std::string& error) = 0;
+  /// Renews this instance's heartbeat for `ttl`, unless another process holds it.
+  /// nullopt on failure.
+  virtual std::optional<heartbeat_outcome> heartbeat(std::chrono::seconds ttl,
+                                                     std::string& error) = 0;
+  /// Deletes this instance's heartbeat (shutdown) if this process still holds it.
+  /// False, deleting nothing, when another process with the same instance id does;
+  /// nullopt on failure.
+  virtual std::optional<bool> release_heartbeat(std::string& error) = 0;
   /// One janitor pass over every known instance whose heartbeat is gone: their entries
   /// are deleted, unless a device registered elsewhere since.
   virtual std::optional<janitor_report> janitor_pass(janitor_mode mode, std::size_t batch,

@@ -1,8 +1,9 @@
 #include "infra/telemetry/retention.hpp"
 
 #include <algorithm>
-
 #include <charconv>
+#include <cmath>
+#include <string_view>
 #include <utility>
 
 namespace tgw::infra::telemetry {
@@ -23,7 +24,63 @@ std::string next_id(const std::string& id) {
   return std::to_string(ms) + "-" + std::to_string(seq + 1);
 }
 
+// The integer after "name:" in an INFO reply; nullopt if absent.
+std::optional<std::int64_t> info_field(std::string_view info, std::string_view name) {
+  const std::string key = "\n" + std::string(name) + ":";
+  auto at = info.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  at += key.size();
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(info.data() + at, info.data() + info.size(), value);
+  if (ec != std::errc()) return std::nullopt;
+  return value;
+}
+
 }  // namespace
+
+std::optional<memory_use> read_memory(redis::connection& conn) {
+  const auto info = conn.command({"INFO", "memory"});
+  if (info.is_error()) return std::nullopt;
+  const std::string text = "\n" + info.text;
+  const auto used = info_field(text, "used_memory");
+  const auto max = info_field(text, "maxmemory");
+  if (!used || !max) return std::nullopt;
+  return memory_use{*used, *max};
+}
+
+std::int64_t ungrouped_keep(const retention_view& view, const ungrouped_floor& floor,
+                            const std::optional<memory_use>& memory) {
+  std::int64_t keep = view.length;
+  if (floor.maxlen > 0) keep = std::min(keep, floor.maxlen);
+  if (memory && memory->max > 0 && view.length > 0 && view.bytes > 0 &&
+      static_cast<double>(memory->used) >=
+          ungrouped_floor::full * static_cast<double>(memory->max)) {
+    const double per_entry = static_cast<double>(view.bytes) / static_cast<double>(view.length);
+    const double excess = static_cast<double>(memory->used) -
+                          ungrouped_floor::relief * static_cast<double>(memory->max);
+    const auto drop = static_cast<std::int64_t>(std::ceil(excess / per_entry));
+    keep = std::min(keep, std::max<std::int64_t>(0, view.length - drop));
+  }
+  return keep;
+}
+
+bool ungrouped_nearing_floor(const retention_view& view, const ungrouped_floor& floor,
+                             const std::optional<memory_use>& memory) {
+  if (floor.maxlen > 0 && view.length * 2 >= floor.maxlen) return true;
+  return memory && memory->max > 0 && view.length > 0 &&
+         static_cast<double>(memory->used) >=
+             ungrouped_floor::relief * static_cast<double>(memory->max);
+}
+
+std::optional<std::int64_t> trim_to_length(redis::connection& conn, const std::string& stream,
+                                           std::int64_t keep, std::string& error) {
+  const auto removed = conn.command({"XTRIM", stream, "MAXLEN", std::to_string(keep)});
+  if (removed.is_error()) {
+    error = removed.text;
+    return std::nullopt;
+  }
+  return removed.integer;
+}
 
 retention_view combine(const std::vector<retention_view>& shards) {
   retention_view total;

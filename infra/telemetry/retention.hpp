@@ -48,6 +48,41 @@ std::optional<retention_view> read_retention(redis::connection& conn, const std:
 std::optional<std::int64_t> trim_acknowledged(redis::connection& conn, const std::string& stream,
                                               const retention_view& view, std::string& error);
 
+/// Redis' memory as INFO reports it.
+struct memory_use {
+  std::int64_t used = 0;  ///< used_memory
+  std::int64_t max = 0;   ///< maxmemory; 0: no limit
+};
+
+/// INFO memory; nullopt when Redis refuses it (an ACL without +info).
+std::optional<memory_use> read_memory(redis::connection& conn);
+
+/// A stream with no consumer group promises its entries to no one, and nothing trims it
+/// by groups. The floor: it keeps at most `maxlen` entries (0: no bound), and while
+/// Redis uses over 90 % of its maxmemory the oldest entries go until it would use 80 %
+/// (estimated from the stream's bytes per entry), so that writes and the XGROUP CREATE
+/// of a consumer that comes later still find room.
+struct ungrouped_floor {
+  std::int64_t maxlen = 1'000'000;
+  static constexpr double full = 0.9;    ///< Share of maxmemory that is full.
+  static constexpr double relief = 0.8;  ///< Share of maxmemory trimmed down to.
+};
+
+/// How many entries the ungrouped stream of `view` keeps under `floor`, given Redis'
+/// `memory` (nullopt: unknown, the length bound alone). `view.length` when nothing goes.
+[[nodiscard]] std::int64_t ungrouped_keep(const retention_view& view, const ungrouped_floor& floor,
+                                          const std::optional<memory_use>& memory);
+
+/// Whether the ungrouped stream of `view` is past half its way to the floor: half of
+/// `maxlen` entries, or Redis past `relief` of its maxmemory. Worth a warning.
+[[nodiscard]] bool ungrouped_nearing_floor(const retention_view& view, const ungrouped_floor& floor,
+                                           const std::optional<memory_use>& memory);
+
+/// Trims `stream` to its newest `keep` entries (XTRIM MAXLEN, exact). Returns the
+/// entries removed, or nullopt with `error` set.
+std::optional<std::int64_t> trim_to_length(redis::connection& conn, const std::string& stream,
+                                           std::int64_t keep, std::string& error);
+
 /// The views of a cluster's telemetry shards as one: lengths and sizes added, each
 /// group's lag and pending added over the shards, its oldest needed entry the oldest
 /// of any shard. `trim_below` is left empty: each shard is trimmed by its own view.

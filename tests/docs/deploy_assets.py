@@ -7,9 +7,11 @@
     deploy_assets.py check RULES DASHBOARD TESTS
                                              the dashboard is importable JSON whose every
                                              query parses (promtool checks them as recording
-                                             rules, with $PROMTOOL or promtool); every
-                                             alert has a severity, a summary and a
-                                             description, and a unit test in TESTS
+                                             rules, with $PROMTOOL or promtool), whose
+                                             process panels show the instances chosen and
+                                             no sink (promtool evaluates them on synthetic
+                                             series); every alert has a severity, a summary
+                                             and a description, and a unit test in TESTS
 
 Exit status 0 when all holds; otherwise each breach on a line of its own and 1.
 """
@@ -77,6 +79,71 @@ def grafana_free(expr):
     return re.sub(r"\$\{?\w+\}?", ".*", expr)  # $instance_id inside =~ "..."
 
 
+# What two gateways and a sink serve, as Prometheus scrapes them (jobs tgw and tgw-sink,
+# docs/OPERATIONS.md): teltonika_ series carry instance_id, except the sink's; the
+# process_ series carry none, only the target's own instance and job labels.
+TARGETS = [("gw-a:9127", "tgw", "gw-a"), ("gw-b:9127", "tgw", "gw-b"), ("sink-1:9128", "tgw-sink", None)]
+
+
+def synthetic_series(metric):
+    out = []
+    for instance, job, instance_id in TARGETS:
+        labels = {"instance": instance, "job": job}
+        if metric.startswith("teltonika_") and instance_id:
+            labels["instance_id"] = instance_id
+        if metric == "teltonika_build_info":
+            labels.update(version="0.1.0", commit="c0ffee")
+        text = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+        out.append({"series": f"{metric}{{{text}}}", "values": "1+60x20"})
+    return out
+
+
+def check_instance_filter(dashboard_path, dashboard):
+    """Every query of the process panels, with the instance variable on one gateway, shows
+    that gateway's series and nothing else; on All, the gateways' and no sink's. The
+    process_ series have no instance_id of their own (docs/GATEWAY.md), so a query that
+    filters them on it shows nothing: promtool evaluates each on synthetic series."""
+    breaches = []
+    cases = []
+    for title, t in targets_of(dashboard):
+        expr = t.get("expr", "")
+        used = metric_names(grafana_free(expr))
+        if "$instance_id" not in expr or not any(n.startswith("process_") for n in used):
+            continue
+        series = [s for n in sorted(used) for s in synthetic_series(n)]
+        for chosen, expected in (("gw-a", ["gw-a"]), (".*", ["gw-a", "gw-b"])):
+            query = expr.replace("$instance_id", chosen)
+            for var, value in GRAFANA_VARIABLES.items():
+                query = query.replace(var, value)
+            cases.append((title, t["refId"], chosen, {
+                "interval": "1m",
+                "input_series": series,
+                "promql_expr_test": [{
+                    "expr": f"count by (instance_id, job) ({query})",
+                    "eval_time": "10m",
+                    "exp_samples": [{"labels": f'{{instance_id="{i}", job="tgw"}}', "value": 1}
+                                    for i in expected],
+                }],
+            }))
+    if not cases:
+        return [f"{dashboard_path}: no process panel filters on $instance_id"]
+    for title, ref, chosen, case in cases:
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "empty.yml"), "w") as f:
+                yaml.safe_dump({"groups": []}, f)
+            with open(os.path.join(d, "test.yml"), "w") as f:
+                yaml.safe_dump({"rule_files": ["empty.yml"], "evaluation_interval": "1m",
+                                "tests": [case]}, f)
+            promtool = os.environ.get("PROMTOOL", "promtool")
+            out = subprocess.run([promtool, "test", "rules", "test.yml"], cwd=d,
+                                 capture_output=True, text=True)
+            if out.returncode != 0:
+                breaches.append(f"{dashboard_path}: panel {title!r} query {ref} with instance_id "
+                                f"{chosen!r} does not show exactly the gateways chosen:\n"
+                                f"{out.stdout}{out.stderr}")
+    return breaches
+
+
 def check(rules_path, dashboard_path, tests_path):
     breaches = []
     with open(dashboard_path) as f:
@@ -107,6 +174,8 @@ def check(rules_path, dashboard_path, tests_path):
             breaches.append(f"{dashboard_path}: a query does not parse:\n{out.stdout}{out.stderr}")
     finally:
         os.unlink(temporary)
+
+    breaches += check_instance_filter(dashboard_path, dashboard)
 
     with open(tests_path) as f:
         tests = yaml.safe_load(f)

@@ -23,6 +23,8 @@ struct fake_registry {
   std::map<std::string, std::string> owner;  ///< connections:registry
   std::map<std::string, std::set<std::string>> devices;
   std::set<std::string> heartbeats;
+  /// Who wrote each live heartbeat (the store's holder value).
+  std::map<std::string, std::string> heartbeat_holders;
   std::set<std::string> known;
   bool down = false;  ///< every call fails with an IO error, nothing changes
 
@@ -34,8 +36,11 @@ struct fake_registry {
 
 class fake_registry_store final : public infra::registry::registry_store {
  public:
-  fake_registry_store(std::shared_ptr<fake_registry> world, std::string instance)
-      : world_(std::move(world)), instance_(std::move(instance)) {}
+  fake_registry_store(std::shared_ptr<fake_registry> world, std::string instance,
+                      std::string holder = "")
+      : world_(std::move(world)),
+        instance_(std::move(instance)),
+        holder_(holder.empty() ? instance_ + "@fake" : std::move(holder)) {}
 
   bool register_device(const std::string& imei, std::string& error) override {
     if (refused(error)) return false;
@@ -74,10 +79,28 @@ class fake_registry_store final : public infra::registry::registry_store {
       if (!world_->devices[instance_].contains(imei)) missing.push_back(imei);
     return missing;
   }
-  std::optional<bool> heartbeat(std::chrono::seconds /*ttl*/, std::string& error) override {
+  std::optional<infra::registry::heartbeat_outcome> heartbeat(std::chrono::seconds /*ttl*/,
+                                                              std::string& error) override {
     if (refused(error)) return std::nullopt;
+    infra::registry::heartbeat_outcome out;
+    const auto holder = world_->heartbeat_holders.find(instance_);
+    if (world_->heartbeats.contains(instance_) && holder != world_->heartbeat_holders.end() &&
+        holder->second != holder_) {
+      out.taken_by = holder->second;
+      return out;
+    }
     world_->known.insert(instance_);
-    return world_->heartbeats.insert(instance_).second;
+    world_->heartbeat_holders[instance_] = holder_;
+    out.was_missing = world_->heartbeats.insert(instance_).second;
+    return out;
+  }
+  std::optional<bool> release_heartbeat(std::string& error) override {
+    if (refused(error)) return std::nullopt;
+    const auto holder = world_->heartbeat_holders.find(instance_);
+    if (holder != world_->heartbeat_holders.end() && holder->second != holder_) return false;
+    world_->heartbeats.erase(instance_);
+    world_->heartbeat_holders.erase(instance_);
+    return true;
   }
   std::optional<infra::registry::janitor_report> janitor_pass(infra::registry::janitor_mode,
                                                               std::size_t,
@@ -127,6 +150,7 @@ class fake_registry_store final : public infra::registry::registry_store {
 
   std::shared_ptr<fake_registry> world_;
   std::string instance_;
+  std::string holder_;
 };
 
 }  // namespace tgw::test

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -14,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/device_protocol.hpp"
@@ -77,14 +80,16 @@ std::vector<std::string> documented_acl() {
 /// One `tgw serve` on free ports, its log in the test's temporary directory.
 class gateway {
  public:
-  gateway(const std::string& name, std::vector<std::string> extra) : log_(log_path(name)) {
+  /// Instance id `instance`, or gw-NAME.
+  gateway(const std::string& name, std::vector<std::string> extra, const std::string& instance = "")
+      : log_(log_path(name)) {
     port_ = free_port();
     metrics_port_ = free_port();
     std::vector<std::string> argv = {TGW_BINARY,       "serve",
                                      "--port",         std::to_string(port_),
                                      "--bind",         "127.0.0.1",
                                      "--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port_),
-                                     "--instance-id",  "gw-" + name};
+                                     "--instance-id",  instance.empty() ? "gw-" + name : instance};
     argv.insert(argv.end(), extra.begin(), extra.end());
     process_.emplace(argv, log_);
   }
@@ -326,6 +331,128 @@ TEST(FailLoudly, ReplicasShortAfterAFailoverIsNotReadyAndSaysWhy) {
   EXPECT_EQ(gw.stop(), 0);
 }
 
+// ---- One instance id, one process ------------------------------------------------------
+
+std::string heartbeat_of(infra::redis::connection& conn, const std::string& instance) {
+  return conn.command({"GET", "instance:heartbeat:" + instance}).text;
+}
+
+// Two gateways on one Redis with one --instance-id would share its registry entries,
+// its command stream and its heartbeat. The second refuses to start, exit 1, naming the
+// process that holds the id; the first runs on and its heartbeat stays.
+TEST(FailLoudly, ASecondGatewayWithTheSameInstanceIdRefusesToStart) {
+  redis_server redis;
+  auto conn = redis.connect();
+  const std::string url = "redis://127.0.0.1:" + std::to_string(redis.port());
+  gateway first("twin", {"--redis", url, "--heartbeat-interval-ms", "300"});
+  ASSERT_TRUE(first.listening()) << first.log();
+  gateway second("twin-2", {"--redis", url, "--heartbeat-interval-ms", "300"}, "gw-twin");
+  ASSERT_TRUE(eventually([&] { return !second.process().running(); }, 30s)) << second.log();
+  EXPECT_EQ(second.process().wait(), 1) << second.log();
+  const std::string log = second.log();
+  EXPECT_NE(log.find("instance id 'gw-twin' is in use: its heartbeat is renewed by pid " +
+                     std::to_string(first.process().pid()) + " on host"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("listening"), std::string::npos) << log;
+  // The first one is unharmed: its heartbeat is still there, and it stops cleanly.
+  EXPECT_NE(heartbeat_of(conn, "gw-twin").find("pid=" + std::to_string(first.process().pid())),
+            std::string::npos);
+  EXPECT_TRUE(eventually([&] { return !not_ready(first.readyz()); }, 10s)) << first.readyz();
+  EXPECT_EQ(first.stop(), 0) << first.log();
+}
+
+// A gateway killed outright leaves its heartbeat for up to its TTL: one started on the
+// same host with the same id at once sees that the process is gone and takes the id
+// over without waiting.
+TEST(FailLoudly, AGatewayRestartedAfterACrashTakesItsInstanceIdOverAtOnce) {
+  redis_server redis;
+  auto conn = redis.connect();
+  const std::string url = "redis://127.0.0.1:" + std::to_string(redis.port());
+  gateway crashed("phoenix", {"--redis", url});
+  ASSERT_TRUE(crashed.listening()) << crashed.log();
+  crashed.process().signal(SIGKILL);
+  crashed.process().wait();
+  ASSERT_EQ(conn.command({"EXISTS", "instance:heartbeat:gw-phoenix"}).integer, 1);
+  gateway restarted("phoenix-2", {"--redis", url}, "gw-phoenix");
+  ASSERT_TRUE(restarted.listening()) << restarted.log();
+  EXPECT_NE(restarted.log().find("which no longer runs: taking it over"), std::string::npos)
+      << restarted.log();
+  EXPECT_EQ(restarted.stop(), 0) << restarted.log();
+}
+
+// A holder on another host cannot be asked: it is watched for one renewal interval.
+// Not renewed: presumed dead and taken over. Renewed: live, and the start is refused.
+TEST(FailLoudly, AHeartbeatHeldElsewhereIsTakenOverOnlyIfItIsNotRenewed) {
+  redis_server redis;
+  auto conn = redis.connect();
+  const std::string url = "redis://127.0.0.1:" + std::to_string(redis.port());
+  const std::string elsewhere = "host=gw-elsewhere pid=7 boot=b pidns=p start=1 every_ms=500";
+  ASSERT_EQ(conn.command({"SET", "instance:heartbeat:gw-far", elsewhere, "EX", "90"}).text, "OK");
+  gateway taker("far", {"--redis", url});
+  ASSERT_TRUE(taker.listening()) << taker.log();
+  EXPECT_NE(taker.log().find("the heartbeat of pid 7 on host gw-elsewhere was not renewed"),
+            std::string::npos)
+      << taker.log();
+  EXPECT_NE(heartbeat_of(conn, "gw-far").find("pid=" + std::to_string(taker.process().pid())),
+            std::string::npos);
+  EXPECT_EQ(taker.stop(), 0) << taker.log();
+
+  // Renewed while the second one watches (a thread stands in for the live holder).
+  ASSERT_EQ(conn.command({"SET", "instance:heartbeat:gw-near", elsewhere, "EX", "90"}).text, "OK");
+  std::atomic<bool> renewing{true};
+  std::thread holder([&] {
+    auto own = redis.connect();
+    while (renewing.load()) {
+      own.command({"SET", "instance:heartbeat:gw-near", elsewhere, "EX", "90"});
+      std::this_thread::sleep_for(200ms);
+    }
+  });
+  gateway refused("near", {"--redis", url});
+  const bool ended = eventually([&] { return !refused.process().running(); }, 30s);
+  renewing.store(false);
+  holder.join();
+  ASSERT_TRUE(ended) << refused.log();
+  EXPECT_EQ(refused.process().wait(), 1) << refused.log();
+  EXPECT_NE(refused.log().find("is in use: its heartbeat is renewed by pid 7 on host gw-elsewhere"),
+            std::string::npos)
+      << refused.log();
+}
+
+// A running gateway whose heartbeat another process took over (here written by hand:
+// a twin that started while this one was paused past its TTL) says so at error, is
+// not ready, and at shutdown leaves that heartbeat alone.
+TEST(FailLoudly, AGatewayWhoseHeartbeatIsTakenOverSaysSoAndIsNotReady) {
+  redis_server redis;
+  auto conn = redis.connect();
+  const std::string url = "redis://127.0.0.1:" + std::to_string(redis.port());
+  gateway gw("usurped", {"--redis", url, "--heartbeat-interval-ms", "200"});
+  ASSERT_TRUE(gw.listening()) << gw.log();
+  ASSERT_TRUE(eventually([&] { return !not_ready(gw.readyz()); }, 10s)) << gw.readyz();
+  const std::string twin = "host=gw-twin-host pid=9 boot=b pidns=p start=1 every_ms=200";
+  ASSERT_EQ(conn.command({"SET", "instance:heartbeat:gw-usurped", twin, "EX", "90"}).text, "OK");
+  ASSERT_TRUE(eventually([&] { return not_ready(gw.readyz()); }, 10s)) << gw.readyz();
+  EXPECT_NE(gw.readyz().find("another process with this --instance-id holds the heartbeat"),
+            std::string::npos)
+      << gw.readyz();
+  EXPECT_NE(gw.metrics().find("reason=\"heartbeat_taken\"} 0"), std::string::npos) << gw.metrics();
+  ASSERT_TRUE(eventually(
+      [&] {
+        return gw.log().find("heartbeat is held by pid 9 on host gw-twin-host") !=
+               std::string::npos;
+      },
+      10s))
+      << gw.log();
+  const auto loud = loud_lines(gw.log());
+  EXPECT_TRUE(std::any_of(loud.begin(), loud.end(), [](const std::string& line) {
+    return line.find(" error ") != std::string::npos &&
+           line.find("--instance-id") != std::string::npos;
+  })) << gw.log();
+  EXPECT_EQ(heartbeat_of(conn, "gw-usurped"), twin);
+  EXPECT_EQ(gw.stop(), 0) << gw.log();
+  EXPECT_EQ(heartbeat_of(conn, "gw-usurped"), twin) << "the shutdown deleted the twin's heartbeat";
+}
+
 // ---- The private Redis is supervised ----------------------------------------------------
 
 int private_redis_pid(const std::string& log) {
@@ -397,7 +524,56 @@ TEST(FailLoudly, APrivateRedisThatCannotBeRestartedEndsTheGatewayWithExit1) {
   ASSERT_TRUE(eventually([&] { return !gw.process().running(); }, 60s)) << gw.log();
   EXPECT_EQ(gw.process().wait(), 1) << gw.log();
   const std::string log = gw.log();
-  EXPECT_NE(log.find("2 restart(s) in a row failed; giving up"), std::string::npos) << log;
+  EXPECT_NE(log.find("2 restart(s) in a row failed (the last: "), std::string::npos) << log;
+  EXPECT_NE(log.find("giving up"), std::string::npos) << log;
+  // It says why it stops: no signal was sent to it.
+  EXPECT_NE(log.find("stopping: the private redis-server could not be kept running"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("signal 15"), std::string::npos) << log;
+}
+
+// The pid of the private redis-server the gateway started last.
+int latest_private_redis_pid(const std::string& log) {
+  int pid = private_redis_pid(log);
+  static const std::regex restarted(R"(private redis-server restarted \(pid (\d+)\))");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), restarted);
+       it != std::sregex_iterator(); ++it)
+    pid = std::stoi((*it)[1]);
+  return pid;
+}
+
+// Only restarts that fail count toward giving up: a private redis-server killed again
+// and again, each restart bringing it up, is restarted every time (more kills than
+// --embedded-redis-restarts allows failures), and the gateway goes on ACKing.
+TEST(FailLoudly, APrivateRedisKilledRepeatedlyIsRestartedEveryTime) {
+  const std::string dir = ::testing::TempDir() + "/fail-loudly-killed-often";
+  std::filesystem::remove_all(dir);
+  gateway gw("killed-often", {"--data-dir", dir, "--embedded-redis-restarts", "2"});
+  ASSERT_TRUE(gw.listening()) << gw.log();
+  std::set<int> killed;
+  for (int kill = 0; kill < 4; ++kill) {
+    int pid = -1;
+    ASSERT_TRUE(eventually(
+        [&] {
+          pid = latest_private_redis_pid(gw.log());
+          return pid > 0 && !killed.contains(pid);
+        },
+        30s))
+        << "kill " << kill << ": no new redis-server\n"
+        << gw.log();
+    killed.insert(pid);
+    ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  }
+  ASSERT_TRUE(eventually([&] { return !killed.contains(latest_private_redis_pid(gw.log())); }, 30s))
+      << gw.log();
+  ASSERT_TRUE(gw.process().running()) << gw.log();
+  tracker t(gw.port(), imei);
+  EXPECT_TRUE(t.deliver(1'700'000'000'000, 30s)) << gw.log();
+  const std::string log = gw.log();
+  EXPECT_EQ(log.find("giving up"), std::string::npos) << log;
+  EXPECT_EQ(count_of(log, "private redis-server restarted (pid"), 4U) << log;
+  EXPECT_EQ(gw.stop(), 0) << log;
 }
 
 }  // namespace

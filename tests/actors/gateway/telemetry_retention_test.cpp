@@ -35,18 +35,27 @@ std::string read_file(const std::string& path) {
 
 class TelemetryRetention : public ::testing::Test {
  protected:
-  void start() {
+  void start(const std::vector<std::string>& extra = {}) {
     port = free_port();
     metrics_port = free_port();
     log = ::testing::TempDir() + "/retention-gateway.log";
     std::remove(log.c_str());
-    gateway.emplace(
-        std::vector<std::string>{
-            TGW_BINARY, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1", "--redis",
-            "redis://127.0.0.1:" + std::to_string(server.port()), "--metrics-addr",
-            "127.0.0.1:" + std::to_string(metrics_port), "--instance-id", "gw-retention",
-            "--telemetry-retention-interval-ms", "200"},
-        log);
+    std::vector<std::string> argv = {TGW_BINARY,
+                                     "serve",
+                                     "--port",
+                                     std::to_string(port),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--redis",
+                                     "redis://127.0.0.1:" + std::to_string(server.port()),
+                                     "--metrics-addr",
+                                     "127.0.0.1:" + std::to_string(metrics_port),
+                                     "--instance-id",
+                                     "gw-retention",
+                                     "--telemetry-retention-interval-ms",
+                                     "200"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    gateway.emplace(argv, log);
     ASSERT_TRUE(eventually([&] {
       return http_get(metrics_port, "/readyz").starts_with("HTTP/1.1 200");
     })) << read_file(log);
@@ -81,6 +90,28 @@ class TelemetryRetention : public ::testing::Test {
   std::string log;
   std::optional<child_process> gateway;
 };
+
+// Redis with `bytes` of room left (below 0: that far past its limit): maxmemory that much
+// above what it holds now, and no eviction, so that writes are refused once it is used up.
+void leave_room(infra::redis::connection& redis, long bytes) {
+  const auto info = redis.command({"INFO", "memory"}).text;
+  const auto at = info.find("used_memory:");
+  const long used = std::atol(info.c_str() + at + 12);
+  redis.command({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
+  redis.command({"CONFIG", "SET", "maxmemory", std::to_string(used + bytes)});
+}
+
+// Sends packets of 25 records until one is not ACKed within the receive timeout (Redis
+// refused it); returns that packet, or nothing if every one was ACKed.
+bytes send_until_refused(device& d) {
+  std::uint64_t t = 1'700'000'000'000;
+  for (int i = 0; i < 2000; ++i, t += 100'000) {
+    const bytes p = codec8e_packet(25, t);
+    d.send(p);
+    if (d.receive(4) != ack(25)) return p;
+  }
+  return {};
+}
 
 TEST_F(TelemetryRetention, OnlyEntriesEveryGroupAcknowledgedAreTrimmed) {
   redis.command({"XGROUP", "CREATE", stream, "sink", "0", "MKSTREAM"});
@@ -120,21 +151,9 @@ TEST_F(TelemetryRetention, OutOfMemoryStopsTheAcksUntilTheConsumerCatchesUp) {
   device d(port);
   d.send(handshake_packet(imei));
   ASSERT_EQ(d.receive(1), bytes{0x01});
-  // A little room above what Redis holds now, and no eviction: writes are refused
-  // once it is used up.
-  const auto info = redis.command({"INFO", "memory"}).text;
-  const auto at = info.find("used_memory:");
-  const long used = std::atol(info.c_str() + at + 12);
-  redis.command({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
-  redis.command({"CONFIG", "SET", "maxmemory", std::to_string(used + 400 * 1024)});
+  leave_room(redis, 400 * 1024);
 
-  std::uint64_t t = 1'700'000'000'000;
-  bytes refused;
-  for (int i = 0; i < 2000 && refused.empty(); ++i, t += 100'000) {
-    const bytes p = codec8e_packet(25, t);
-    d.send(p);
-    if (d.receive(4) != ack(25)) refused = p;  // no ACK within the receive timeout
-  }
+  const bytes refused = send_until_refused(d);
   ASSERT_FALSE(refused.empty()) << "Redis never ran out of memory";
   EXPECT_TRUE(eventually([&] {
     return metric(
@@ -157,6 +176,65 @@ TEST_F(TelemetryRetention, OutOfMemoryStopsTheAcksUntilTheConsumerCatchesUp) {
         return d.receive(4) == ack(25);
       },
       20s));
+}
+
+// No consumer group yet: nobody has said what it reads, yet the stream must not grow
+// without end. It keeps --telemetry-ungrouped-maxlen entries, and a warning says that
+// it has no group.
+TEST_F(TelemetryRetention, AStreamWithoutAGroupKeepsItsFloorAndSaysSo) {
+  start({"--telemetry-ungrouped-maxlen", "6", "--failure-log-interval-s", "1"});
+  device d(port);
+  d.send(handshake_packet(imei));
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  for (int i = 0; i < 10; ++i) {
+    d.send(codec8e_packet(2, 1'700'000'000'000 + static_cast<std::uint64_t>(i) * 10'000));
+    ASSERT_EQ(d.receive(4), ack(2));
+  }
+  ASSERT_TRUE(eventually([&] { return stored().size() == 6; })) << stored().size();
+  // The newest six stay: the last entry stored is among them.
+  const auto info = redis.command({"XINFO", "STREAM", stream});
+  const auto* last = infra::redis::map_field(info, "last-generated-id");
+  ASSERT_NE(last, nullptr);
+  EXPECT_TRUE(stored().contains(last->text));
+  EXPECT_TRUE(eventually([&] {
+    return read_file(log).find("telemetry:records has no consumer group and holds") !=
+           std::string::npos;
+  })) << read_file(log);
+  EXPECT_NE(read_file(log).find("tgw sink postgres"), std::string::npos) << read_file(log);
+  EXPECT_NE(read_file(log).find("telemetry:records has no consumer group: its oldest"),
+            std::string::npos)
+      << read_file(log);
+}
+
+// The reproduction of a Redis that filled while no group existed: the writes are
+// refused (OOM), and so would be the XGROUP CREATE of the sink that is to drain it. Here
+// the stream is filled to the brim by hand (as a gateway without the floor left it).
+// The floor trims the ungrouped stream under memory pressure: the device's packets are
+// ACKed again and a consumer group can be created.
+TEST_F(TelemetryRetention, ARedisFullBeforeAnyGroupExistedRecoversAndAConsumerCanJoin) {
+  start();  // the defaults, as in the reproduction
+  device d(port);
+  d.send(handshake_packet(imei));
+  ASSERT_EQ(d.receive(1), bytes{0x01});
+  leave_room(redis, 4 * 1024 * 1024);
+  const std::string filler(4000, 'x');
+  bool full = false;
+  for (int i = 0; i < 100'000 && !full; ++i)
+    full = redis.command({"XADD", stream, "*", "filler", filler}).text.starts_with("OOM");
+  ASSERT_TRUE(full) << "Redis never ran out of memory";
+  // Past its limit for good, not just at it: nothing fits until something is removed.
+  leave_room(redis, -256 * 1024);
+  EXPECT_TRUE(eventually(
+      [&] {
+        d.send(codec8e_packet(1, 1'700'000'000'000));
+        return d.receive(4) == ack(1);
+      },
+      20s))
+      << read_file(log);
+  EXPECT_NE(read_file(log).find("Redis was near its maxmemory"), std::string::npos)
+      << read_file(log);
+  const auto created = redis.command({"XGROUP", "CREATE", stream, "sink", "0"});
+  EXPECT_EQ(created.text, "OK");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // Redis is down.
 #include "actors/gateway/telemetry_writer.hpp"
 
+#include <algorithm>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -288,6 +289,77 @@ TEST_F(TelemetryWriter, AHeldWriteIsAnsweredAsFailedWhenItsTimeIsUp) {
   }
   caf::anon_send_exit(device, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(holding, caf::exit_reason::user_shutdown);
+}
+
+// The log's count of packets not ACKed agrees with what the devices heard, and so with
+// teltonika_persist_failures_total, which their sessions count from the same answers:
+// packets held through a failover and then stored count for nothing; packets answered
+// as failed once their time is up count once each, however often they were tried.
+TEST_F(TelemetryWriter, TheFailureLogCountsThePacketsTheDevicesHeardFail) {
+  std::vector<std::string> lines;
+  auto health = std::make_shared<infra::health::persist_health>(
+      infra::health::persist_health::settings{},
+      [&lines](const std::string& line) { lines.push_back(line); });
+  auto recovery = [&] {
+    health->settled(infra::health::clock::now() + std::chrono::seconds{10});
+    const auto it = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+      return l.find("recovered after") != std::string::npos;
+    });
+    return it == lines.end() ? std::string() : *it;
+  };
+  auto failed_answers = [&] {
+    return std::count_if(log->persisted.begin(), log->persisted.end(),
+                         [](const write_outcome& o) { return !o.ok; });
+  };
+  std::vector<caf::actor> spawned;
+  // A writer holding for `persist_retry`, reporting to `health`, and a device that sends
+  // its packets through it.
+  auto send_through_writer = [&](std::chrono::milliseconds persist_retry) {
+    writer_config config;
+    config.retry_delay = std::chrono::milliseconds{1};
+    config.health = health;
+    config.persist_retry = persist_retry;
+    telemetry_writer_actor reporting = sys.spawn(telemetry_writer, config, store, 0, counters);
+    probe_actor device = sys.spawn(session_probe, reporting, log);
+    spawned.push_back(caf::actor_cast<caf::actor>(reporting));
+    spawned.push_back(caf::actor_cast<caf::actor>(device));
+    caf::anon_send(device, go_atom::value);
+    sched.run();
+  };
+
+  // Held twice, then stored: no packet was refused to its device.
+  store->retryable_batches = 2;
+  send_through_writer(std::chrono::seconds{30});
+  for (int i = 0; i < 3; ++i) {
+    sched.trigger_timeouts();
+    sched.run();
+  }
+  ASSERT_EQ(store->batches.size(), 3U);
+  ASSERT_EQ(log->persisted.size(), 3U);
+  EXPECT_EQ(failed_answers(), 0);
+  const std::string first = recovery();
+  EXPECT_NE(first.find("2 failure(s), 0 packet(s) not ACKed meanwhile"), std::string::npos)
+      << first;
+
+  // Held until --persist-retry-ms ran out, tried again and again: 3 refused.
+  lines.clear();
+  log->persisted.clear();
+  store->batches.clear();
+  store->retryable_batches = 1000;
+  send_through_writer(std::chrono::milliseconds{200});
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+    sched.trigger_timeouts();
+    sched.run();
+  }
+  ASSERT_EQ(log->persisted.size(), 3U);
+  EXPECT_EQ(failed_answers(), 3);
+  store->retryable_batches = 0;
+  caf::anon_send(spawned.back(), go_atom::value);
+  sched.run();
+  const std::string second = recovery();
+  EXPECT_NE(second.find(", 3 packet(s) not ACKed meanwhile"), std::string::npos) << second;
+  for (const caf::actor& a : spawned) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
 
 // With a linger, a batch that is not full waits for the writes that arrive meanwhile.

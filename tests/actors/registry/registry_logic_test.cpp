@@ -95,6 +95,28 @@ TEST_F(RegistryLogic, ALapsedHeartbeatPutsBackWhatTheJanitorEvictedButNotALiveIn
   EXPECT_TRUE(world->heartbeats.contains("A"));
 }
 
+// A second process started with A's instance id took the heartbeat over (A was paused
+// past its TTL): A leaves it to that process and says it is not ready, and writes it
+// again once that process is gone.
+TEST_F(RegistryLogic, AHeartbeatTakenOverIsLeftToItsHolderAndClearsTheHeartbeat) {
+  const registry_actor a = start_registry("A");
+  ASSERT_TRUE(counters->heartbeat_ok.load());
+  world->heartbeat_holders["A"] = "host=elsewhere pid=7 every_ms=30000";
+  wait(config.heartbeat_interval);
+  EXPECT_TRUE(counters->heartbeat_taken.load());
+  EXPECT_FALSE(counters->heartbeat_ok.load());
+  EXPECT_EQ(world->heartbeat_holders["A"], "host=elsewhere pid=7 every_ms=30000");
+  wait(config.heartbeat_interval);
+  EXPECT_EQ(world->heartbeat_holders["A"], "host=elsewhere pid=7 every_ms=30000");
+
+  world->heartbeats.erase("A");  // the other process stopped
+  world->heartbeat_holders.erase("A");
+  wait(config.heartbeat_interval);
+  EXPECT_FALSE(counters->heartbeat_taken.load());
+  EXPECT_TRUE(counters->heartbeat_ok.load());
+  EXPECT_EQ(world->heartbeat_holders["A"], "A@fake");
+}
+
 TEST_F(RegistryLogic, ADeviceWhoseEntryAStaleSessionDeletedIsPutBackAtTheNextBeat) {
   const registry_actor a = start_registry("A");
   tell(a, true, imei_1);

@@ -58,6 +58,66 @@ TEST_F(BadInput, AMistypedSubcommandIsNamedWithTheNearestOne) {
   expect_nothing_written();
 }
 
+// The same one level down: `tgw command sned`.
+TEST_F(BadInput, AMistypedNestedSubcommandIsNamedWithTheNearestOne) {
+  const auto r = tgw("command sned --imei 356307042441013 --text getinfo");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  ASSERT_EQ(said(r.out).size(), 1U) << r.out;
+  EXPECT_EQ(said(r.out)[0],
+            "tgw: unknown subcommand 'sned' of 'tgw command'; did you mean 'send'? (tgw "
+            "command --help lists the subcommands)");
+  const auto tail = tgw("telemetry tial --from start");
+  EXPECT_EQ(tail.exit_code, 2) << tail.out;
+  EXPECT_NE(tail.out.find("did you mean 'tail'?"), std::string::npos) << tail.out;
+  // A subcommand's own arguments are no subcommands: decode takes hex words.
+  const auto decode = tgw("decode 00");
+  EXPECT_EQ(decode.out.find("unknown subcommand"), std::string::npos) << decode.out;
+  expect_nothing_written();
+}
+
+// A bound is said as a number a person reads, never as the largest double in full.
+TEST_F(BadInput, ARangeErrorSaysItsBoundInWords) {
+  for (const char* args :
+       {"serve --journal-maxlen -1", "serve --telemetry-maxlen -5", "node --rdb -1",
+        "node --health-ms 0", "replay --speed 0 x.pcap", "serve --telemetry-ungrouped-maxlen -1"}) {
+    const auto r = tgw(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
+    ASSERT_FALSE(said(r.out).empty()) << args;
+    const std::string line = said(r.out)[0];
+    EXPECT_LT(line.size(), 120U) << args << ": " << line;
+    EXPECT_EQ(line.find("179769313486231"), std::string::npos) << args << ": " << line;
+  }
+  EXPECT_EQ(said(tgw("serve --journal-maxlen -1").out)[0],
+            "--journal-maxlen: '-1' is not above 0 (expected a number above 0)");
+  EXPECT_EQ(said(tgw("serve --telemetry-maxlen -5").out)[0],
+            "--telemetry-maxlen: '-5' is negative (expected a number, 0 or more)");
+  EXPECT_EQ(said(tgw("node --rdb x").out)[0],
+            "--rdb: 'x' is not a number (expected a number, 0 or more)");
+  expect_nothing_written();
+}
+
+// An explicit --redis wins over TGW_REDIS, whatever the variable holds; and a bad value
+// from the variable is said to come from it.
+TEST_F(BadInput, AnExplicitRedisWinsOverAMalformedVariable) {
+  const auto r = tgw("devices --redis redis://127.0.0.1:1", "TGW_REDIS=bogus");
+  EXPECT_EQ(r.exit_code, 1) << r.out;  // unreachable: the flag's URL was used
+  EXPECT_NE(r.out.find("127.0.0.1:1"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("bogus"), std::string::npos) << r.out;
+  const auto bad = tgw("devices", "TGW_REDIS=bogus");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("bogus"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("TGW_REDIS"), std::string::npos) << bad.out;
+  for (const std::string args :
+       {"registry", "command send --imei 356307042441013 --text x", "telemetry tail", "serve"}) {
+    const auto from_env = tgw(args, "TGW_REDIS=bogus");
+    EXPECT_EQ(from_env.exit_code, 2) << args << ": " << from_env.out;
+    EXPECT_NE(from_env.out.find("TGW_REDIS"), std::string::npos) << args << ": " << from_env.out;
+    const auto flag = tgw(args + " --redis redis://127.0.0.1:1", "TGW_REDIS=bogus");
+    EXPECT_EQ(flag.out.find("bogus"), std::string::npos) << args << ": " << flag.out;
+  }
+  expect_nothing_written();
+}
+
 TEST_F(BadInput, ANumberThatIsNoNumberSaysSo) {
   const auto count = tgw("simulate --count abc");
   EXPECT_EQ(count.exit_code, 2) << count.out;
@@ -87,17 +147,19 @@ TEST_F(BadInput, AConfigFileAfterTheSubcommandIsRead) {
   expect_nothing_written();
 }
 
+// The file, line and column, and what the TOML parser found there.
 TEST_F(BadInput, AConfigFileSyntaxErrorNamesItsLine) {
   const std::string file = write("unclosed.toml", "# settings\n[serve\nport = 5099\n");
   const auto r = tgw("--config " + file + " serve");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   ASSERT_EQ(said(r.out).size(), 1U) << r.out;
   EXPECT_EQ(said(r.out)[0],
-            file + ":2: '[serve' opens a section that is not closed (write [serve])");
+            file + ":2:7: Error while parsing table header: expected ']', saw '\\n'");
   const std::string junk = write("junk.toml", "port = 1\nthis is not toml\n");
   const auto j = tgw("--config " + junk + " serve");
   EXPECT_EQ(j.exit_code, 2) << j.out;
-  EXPECT_NE(j.out.find(junk + ":2: 'this is not toml' is not key = value"), std::string::npos)
+  EXPECT_NE(j.out.find(junk + ":2:6: Error while parsing key-value pair: expected '='"),
+            std::string::npos)
       << j.out;
   // Multi-line values are TOML too.
   const std::string arrays =

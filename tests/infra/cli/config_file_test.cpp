@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
+#include <regex>
 #include <string>
 
 #include "tests/support/run_tgw.hpp"
@@ -61,6 +63,69 @@ TEST(ConfigFile, AKeyOfAnotherSubcommandIsNoError) {
   const run_result r = run_tgw("--config " + file + " registry");
   EXPECT_EQ(r.exit_code, 1) << r.out;  // Redis unreachable, not a config error
   EXPECT_EQ(r.out.find("unknown key"), std::string::npos) << r.out;
+}
+
+// TOML as its specification has it: a comment may follow a section header (as the
+// example of docs/OPERATIONS.md writes it), and a value must be TOML (a URL quoted).
+TEST(ConfigFile, ItIsTomlAsSpecified) {
+  const std::string commented = write_config(
+      "commented", "[registry]   # this subcommand only\nredis = \"redis://127.0.0.1:1/0\"  # x\n");
+  const run_result r = run_tgw("--config " + commented + " registry");
+  EXPECT_EQ(r.exit_code, 1) << r.out;  // Redis unreachable: the file was read
+  EXPECT_NE(r.out.find("127.0.0.1:1/0"), std::string::npos) << r.out;
+  const std::string bare = write_config("bare", "redis = redis://127.0.0.1:1/0\n");
+  const run_result b = run_tgw("--config " + bare + " registry");
+  EXPECT_EQ(b.exit_code, 2) << b.out;
+  EXPECT_NE(b.out.find(bare + ":1:"), std::string::npos) << b.out;
+  EXPECT_EQ(b.out.find("127.0.0.1:1/0 "), std::string::npos) << b.out;
+  // Inline tables and dotted keys are TOML too: sections by another spelling.
+  const std::string dotted = write_config("dotted", "registry.redis = \"redis://127.0.0.1:4/0\"\n");
+  const run_result d = run_tgw("--config " + dotted + " registry");
+  EXPECT_NE(d.out.find("127.0.0.1:4/0"), std::string::npos) << d.out;
+}
+
+// TGW_CONFIG names the file when --config does not; --config wins over it.
+TEST(ConfigFile, TheEnvironmentVariableNamesTheFile) {
+  const std::string file = write_config("from-env", "redis = \"redis://127.0.0.1:5/0\"\n");
+  const run_result r = run_command("TGW_CONFIG=" + file + " " + TGW_BINARY + " registry");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("127.0.0.1:5/0"), std::string::npos) << r.out;
+  const std::string other = write_config("given", "redis = \"redis://127.0.0.1:6/0\"\n");
+  const run_result given =
+      run_command("TGW_CONFIG=" + file + " " + TGW_BINARY + " --config " + other + " registry");
+  EXPECT_NE(given.out.find("127.0.0.1:6/0"), std::string::npos) << given.out;
+  const run_result missing =
+      run_command(std::string("TGW_CONFIG=/nonexistent.toml ") + TGW_BINARY + " serve");
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_NE(missing.out.find("/nonexistent.toml"), std::string::npos) << missing.out;
+  EXPECT_NE(missing.out.find("environment variable TGW_CONFIG"), std::string::npos) << missing.out;
+}
+
+// The example of docs/OPERATIONS.md, read from the document: every key of it is one the
+// subcommands have (it is run whole, on a gateway behind Sentinel, by the ctest
+// docs.operations_config).
+TEST(ConfigFile, TheDocumentedExampleParses) {
+  std::ifstream in(std::string(TGW_SOURCE_DIR) + "/docs/OPERATIONS.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto begin = doc.find("```toml\n");
+  ASSERT_NE(begin, std::string::npos);
+  const auto end = doc.find("```", begin + 8);
+  // The allowlist it names must exist (--allowlist is checked): here, an empty one.
+  const std::string allowlist = ::testing::TempDir() + "/config-allowlist.txt";
+  std::ofstream(allowlist) << "";
+  const std::string text =
+      std::regex_replace(doc.substr(begin + 8, end - begin - 8),
+                         std::regex(R"(allowlist = "[^"]*")"), "allowlist = \"" + allowlist + "\"");
+  ASSERT_NE(text.find(allowlist), std::string::npos);
+  const std::string file = write_config("documented", text);
+  // --help after the file is read: no error of the file's, and nothing started.
+  const run_result serve = run_tgw("--config " + file + " serve --help");
+  EXPECT_EQ(serve.exit_code, 0) << serve.out;
+  const run_result send = run_tgw("--config " + file + " command send --help");
+  EXPECT_EQ(send.exit_code, 0) << send.out;
+  // A misspelt key beside them still is an error.
+  const std::string typo = write_config("documented-typo", text + "[serve.x]\nportt = 1\n");
+  EXPECT_EQ(run_tgw("--config " + typo + " serve --port 0").exit_code, 2);
 }
 
 }  // namespace

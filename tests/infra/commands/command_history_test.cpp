@@ -91,6 +91,28 @@ TEST_F(CommandHistory, EveryStageOfACommandIsSeenOnceInPublishingOrder) {
   EXPECT_EQ(ids_of(later), (std::vector<std::string>{dispatched, sent, queued}));
 }
 
+// A command refused at once (the device is not connected, no queueing) is in the
+// history too, failed with the reason `tgw command send` reported.
+TEST_F(CommandHistory, ACommandRefusedAtOnceIsListedAsFailed) {
+  auto pub = publisher();
+  pub.identify_as("ops@desk");
+  const auto refused = pub.publish(imei1, "getinfo", 12, 300s, false, error);
+  ASSERT_TRUE(refused) << error;
+  ASSERT_EQ(refused->status, "offline");
+  const auto all = history();
+  ASSERT_EQ(ids_of(all), std::vector<std::string>{refused->command_id});
+  EXPECT_EQ(all[0].status, "failed");
+  EXPECT_EQ(all[0].failure_reason, "socket_closed");
+  EXPECT_EQ(all[0].payload, "getinfo");
+  EXPECT_EQ(all[0].publisher, "ops@desk");
+  EXPECT_GT(all[0].published_ms, 0);
+  EXPECT_GT(all[0].resolved_ms, 0);
+  EXPECT_FALSE(all[0].open());
+  // Nothing else is written for it: no response for watchers, no marker.
+  EXPECT_EQ(redis.command({"XLEN", keys::responses_in(prefix(imei1))}).integer, 0);
+  EXPECT_EQ(redis.command({"EXISTS", keys::marker(refused->command_id, prefix(imei1))}).integer, 0);
+}
+
 TEST_F(CommandHistory, WhatIsLeftWhenTheKeptRecordsAreGone) {
   place(imei1, "A");
   auto a = store("A");

@@ -1,3 +1,4 @@
+#include "infra/registry/heartbeat_holder.hpp"
 #include "infra/registry/redis_registry_store.hpp"
 
 #include <gtest/gtest.h>
@@ -164,20 +165,55 @@ TEST_F(RegistryStore, HeartbeatCarriesTheTtlAndReportsAMissingKey) {
   auto a = store("A");
   const auto first = a.heartbeat(90s, error);
   ASSERT_TRUE(first) << error;
-  EXPECT_TRUE(*first);  // never written before
+  EXPECT_TRUE(first->was_missing);  // never written before
+  EXPECT_EQ(first->taken_by, "");
   for (std::uint32_t s = 0; s < shards().count(); ++s) {
     const auto ttl = redis.command({"TTL", keys::heartbeat("A", shards().prefix(s))}).integer;
     EXPECT_GT(ttl, 0) << "shard " << s;
     EXPECT_LE(ttl, 90);
   }
-  EXPECT_FALSE(*a.heartbeat(90s, error));
+  EXPECT_FALSE(a.heartbeat(90s, error)->was_missing);
   // Missing in one shard only (its master lost it): presumed dead there.
   redis.command({"DEL", keys::heartbeat("A", shards().prefix(shards().count() - 1))});
-  EXPECT_TRUE(*a.heartbeat(90s, error));
-  EXPECT_FALSE(*a.heartbeat(90s, error));
+  EXPECT_TRUE(a.heartbeat(90s, error)->was_missing);
+  EXPECT_FALSE(a.heartbeat(90s, error)->was_missing);
   for (std::uint32_t s = 0; s < shards().count(); ++s)
     EXPECT_EQ(
         redis.command({"SISMEMBER", keys::known_instances_in(shards().prefix(s)), "A"}).integer, 1);
+}
+
+// Two processes with one instance id: the heartbeat stays with the one that holds it,
+// the other is told who that is, and its shutdown deletes nothing of the holder's.
+TEST_F(RegistryStore, AHeartbeatHeldByAnotherProcessIsLeftToIt) {
+  heartbeat_holder first = heartbeat_holder::of_this_process(1000ms);
+  first.host = "gw-first";
+  heartbeat_holder second = first;
+  second.host = "gw-second";
+  redis_registry_store a({backend.endpoint(), 1000ms, 5000ms, "test"}, "A", shards(),
+                         first.value());
+  redis_registry_store b({backend.endpoint(), 1000ms, 5000ms, "test"}, "A", shards(),
+                         second.value());
+  ASSERT_TRUE(a.heartbeat(90s, error)) << error;
+  const auto taken = b.heartbeat(90s, error);
+  ASSERT_TRUE(taken) << error;
+  EXPECT_EQ(taken->taken_by, first.value());
+  for (std::uint32_t s = 0; s < shards().count(); ++s)
+    EXPECT_EQ(redis.command({"GET", keys::heartbeat("A", shards().prefix(s))}).text, first.value());
+  const auto released_by_b = b.release_heartbeat(error);
+  ASSERT_TRUE(released_by_b) << error;
+  EXPECT_FALSE(*released_by_b);
+  EXPECT_EQ(redis.command({"EXISTS", keys::heartbeat("A", shards().prefix(0))}).integer, 1);
+  EXPECT_EQ(a.heartbeat(90s, error)->taken_by, "");
+  const auto released_by_a = a.release_heartbeat(error);
+  ASSERT_TRUE(released_by_a) << error;
+  EXPECT_TRUE(*released_by_a);
+  for (std::uint32_t s = 0; s < shards().count(); ++s)
+    EXPECT_EQ(redis.command({"EXISTS", keys::heartbeat("A", shards().prefix(s))}).integer, 0);
+  // Once the holder is gone, the other one writes it.
+  const auto after = b.heartbeat(90s, error);
+  ASSERT_TRUE(after) << error;
+  EXPECT_EQ(after->taken_by, "");
+  EXPECT_TRUE(after->was_missing);
 }
 
 TEST_F(RegistryStore, TheJanitorEvictsADeadInstanceButNotAMovedDevice) {
