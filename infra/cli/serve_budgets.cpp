@@ -1,10 +1,10 @@
 #include "infra/cli/serve_budgets.hpp"
 
-#include "infra/cli/value_checks.hpp"
-
 #include <chrono>
 
 #include <CLI/CLI.hpp>
+
+#include "infra/cli/value_checks.hpp"
 
 namespace tgw::infra {
 
