@@ -5,10 +5,11 @@
 find_package(Threads REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(spdlog REQUIRED)
+# Only its core (metric families, the text format) is linked; its CMake config still
+# looks for civetweb, for its own pull library, which prometheus-cpp-dev brings along.
 find_package(prometheus-cpp REQUIRED)
-# civetweb serves /metrics, /healthz and /readyz (a dependency of prometheus-cpp-dev).
-find_package(civetweb REQUIRED)
-# Asio (header-only in 1.74, Boost.System included); reached only through infra/net/asio.hpp.
+# Asio and Beast (header-only in 1.74, Boost.System included); reached only through
+# infra/net/asio.hpp and infra/http/beast.hpp.
 find_package(Boost 1.74 REQUIRED)
 # OpenSSL: TLS on the device port (libssl-dev).
 find_package(OpenSSL 3 REQUIRED)

@@ -87,11 +87,13 @@ std::string gateway_listeners::open(const gateway_plan& plan, gateway_actors& ac
     metrics = std::make_unique<exporter::metrics_endpoint>(
         plan.metrics_addr, counters,
         live_gauges(servers(), tls, tls_handshakes, address_limits, actors.retention(), health),
-        plan.instance_id, [counters, health, ttl = plan.registry.heartbeat_ttl] {
+        plan.instance_id,
+        [counters, health, ttl = plan.registry.heartbeat_ttl] {
           return not_ready_because(*counters, *health, ttl);
-        });
+        },
+        plan.metrics_limits);
   } catch (const std::exception& e) {
-    return "cannot serve metrics on --metrics-addr " + plan.metrics_addr + ": " + e.what();
+    return exporter::cannot_serve_metrics(e);
   }
   return "";
 }

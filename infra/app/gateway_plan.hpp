@@ -14,6 +14,7 @@
 #include "actors/registry/registry_config.hpp"
 #include "codecs/codec_id.hpp"
 #include "infra/capture/capture_files.hpp"
+#include "infra/http/server_limits.hpp"
 #include "infra/log/log_budget.hpp"
 #include "infra/net/address_limits.hpp"
 #include "infra/net/connection_limits.hpp"
@@ -107,6 +108,7 @@ struct gateway_plan {
   // --- around the instance ---------------------------------------------------------
   std::optional<capture::rotation_policy> capture;  ///< Nothing: no recording.
   std::string metrics_addr = "127.0.0.1:9127";      ///< Empty: no endpoint.
+  http::server_limits metrics_limits;               ///< What one client may make it spend.
   /// On SIGTERM, time to finish persisting and ACKing what is in flight.
   std::chrono::milliseconds drain_timeout{5000};
 };

@@ -1,6 +1,7 @@
 #include "infra/cli/serve_command.hpp"
 #include "infra/cli/listen_address.hpp"
 #include "infra/cli/log_options.hpp"
+#include "infra/cli/metrics_limit_options.hpp"
 #include "infra/cli/redis_tls_flags.hpp"
 #include "infra/cli/serve_budgets.hpp"
 #include "infra/cli/serve_options.hpp"
@@ -47,6 +48,7 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->envname("TGW_METRICS_ADDR")
       ->check(listen_address())
       ->capture_default_str();
+  add_metrics_limit_options(cmd, o->metrics_limits);
   cmd->add_option("--io-threads", o->io_threads, "Socket threads (0: half the cores)")
       ->envname("TGW_IO_THREADS")
       ->check(CLI::Range(0, 256))

@@ -168,6 +168,7 @@ std::optional<app::gateway_plan> plan_gateway(const serve_options& o, std::strin
         capture::rotation_policy{o.capture_dir, o.capture_max_file_mb << 20,
                                  seconds{o.capture_max_age_s}, o.capture_max_total_mb << 20};
   p.metrics_addr = o.metrics_addr;
+  p.metrics_limits = o.metrics_limits;
   p.drain_timeout = milliseconds{o.drain_timeout_ms};
   return p;
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "infra/app/gateway_plan.hpp"
+#include "infra/http/server_limits.hpp"
 #include "infra/redis/redis_url.hpp"
 
 namespace tgw::infra {
@@ -19,6 +20,8 @@ struct serve_options {
   std::string data_dir = "tgw-data";
   std::string instance_id;  ///< Empty: host-pid-start time.
   std::string metrics_addr = "127.0.0.1:9127";
+  /// The metrics endpoint's budgets; its connection caps have flags.
+  http::server_limits metrics_limits;
   int io_threads = 0;     ///< 0: half the cores.
   int actor_threads = 0;  ///< 0: half the cores.
   /// CAF's scheduler policy. Sharing by default: on a few cores, stealing's idle

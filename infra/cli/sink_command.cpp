@@ -17,8 +17,10 @@
 
 #include "infra/cli/io_name_options.hpp"
 #include "infra/cli/listen_address.hpp"
+#include "infra/cli/metrics_limit_options.hpp"
 #include "infra/cli/redis_choice.hpp"
 #include "infra/exporter/metrics_server.hpp"
+#include "infra/http/server_limits.hpp"
 #include "infra/log/log.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/shard_agreement.hpp"
@@ -45,6 +47,7 @@ struct sink_options {
   std::size_t committers = 2;
   io_name_options io_names;
   std::string metrics_addr;
+  http::server_limits metrics_limits;
   std::string log_level = "info";
   std::string log_format = "text";
 };
@@ -134,10 +137,11 @@ int run_sink(sink_options& o) {
           [&counters, group = s.group, consumer = s.consumer] {
             return sink::sink_metric_families(counters, group, consumer);
           },
-          [&counters] { return sink::sink_readiness(counters); });
+          [&counters] { return sink::sink_readiness(counters); }, o.metrics_limits,
+          exporter::metric_labels{{"group", s.group}, {"consumer", s.consumer}});
     } catch (const std::exception& e) {
-      std::cerr << me << ": --metrics-addr " << o.metrics_addr << ": " << e.what() << '\n';
-      return 2;
+      std::cerr << me << ": " << exporter::cannot_serve_metrics(e) << '\n';
+      return 1;
     }
   }
   // Per stream: a reader connection, and committers that each write on a PostgreSQL
@@ -249,6 +253,7 @@ void add_sink_command(CLI::App& app, int& exit_code) {
                   "empty")
       ->envname("TGW_SINK_METRICS_ADDR")
       ->check(listen_address());
+  add_metrics_limit_options(cmd, o->metrics_limits, "TGW_SINK");
   add_log_options(cmd, o->log_level, o->log_format);
   cmd->callback([o, &exit_code] { exit_code = run_sink(*o); });
 }

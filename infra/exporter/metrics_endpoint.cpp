@@ -333,14 +333,16 @@ struct metrics_endpoint::impl {
 metrics_endpoint::metrics_endpoint(const std::string& address,
                                    std::shared_ptr<const metrics::gateway_counters> counters,
                                    live_gauges gauges, std::string instance_id,
-                                   readiness_verdict ready)
+                                   readiness_verdict ready, http::server_limits limits)
     : impl_(std::make_unique<impl>()) {
-  impl_->collector = std::make_shared<counters_collector>(std::move(counters), std::move(gauges),
-                                                          std::move(instance_id), ready);
+  metric_labels labels = {{"instance_id", instance_id}};
   readiness_check why;
   if (ready) why = [ready] { return ready().detail; };
+  impl_->collector = std::make_shared<counters_collector>(std::move(counters), std::move(gauges),
+                                                          std::move(instance_id), std::move(ready));
   impl_->server = std::make_unique<metrics_server>(
-      address, [collector = impl_->collector] { return collector->Collect(); }, std::move(why));
+      address, [collector = impl_->collector] { return collector->Collect(); }, std::move(why),
+      limits, std::move(labels));
 }
 
 metrics_endpoint::~metrics_endpoint() = default;

@@ -54,17 +54,19 @@ struct readiness {
 };
 using readiness_verdict = std::function<readiness()>;
 
-/// Serves, on civetweb's own two threads: Prometheus text at http://ADDR/metrics;
-/// /healthz, 200 while the process serves HTTP; /readyz, 200 "ready" or 503 "not ready:
-/// <why>" from `ready`, whose verdict is also the gauge teltonika_ready, so that an
-/// alert sees what a balancer sees. Counters are read at scrape time; the data path only
-/// increments atomics. Names are listed in docs/GATEWAY.md.
+/// Serves, on a metrics_server (its own io thread, within `limits`): Prometheus text at
+/// http://ADDR/metrics; /healthz, 200 while the process serves HTTP; /readyz, 200
+/// "ready" or 503 "not ready: <why>" from `ready`, whose verdict is also the gauge
+/// teltonika_ready, so that an alert sees what a balancer sees. Counters are read at
+/// scrape time; the data path only increments atomics. Names are listed in
+/// docs/GATEWAY.md.
 class metrics_endpoint {
  public:
-  /// Throws std::runtime_error if the address cannot be bound.
+  /// Throws http::listen_error naming the address and why it cannot be listened on.
   metrics_endpoint(const std::string& address,
                    std::shared_ptr<const metrics::gateway_counters> counters, live_gauges gauges,
-                   std::string instance_id, readiness_verdict ready = {});
+                   std::string instance_id, readiness_verdict ready = {},
+                   http::server_limits limits = {});
   ~metrics_endpoint();
   metrics_endpoint(const metrics_endpoint&) = delete;
   metrics_endpoint& operator=(const metrics_endpoint&) = delete;

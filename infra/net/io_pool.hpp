@@ -19,7 +19,8 @@ namespace tgw::infra::net {
 /// the single-threaded fast paths (concurrency hint 1).
 class io_pool {
  public:
-  explicit io_pool(std::size_t threads) {
+  /// `name` names the threads (at most 15 characters): thread_name by default.
+  explicit io_pool(std::size_t threads, const char* name = thread_name) : name_(name) {
     for (std::size_t i = 0; i < std::max<std::size_t>(threads, 1); ++i) {
       contexts_.push_back(std::make_unique<asio::io_context>(1));
       guards_.emplace_back(asio::make_work_guard(*contexts_.back()));
@@ -51,8 +52,8 @@ class io_pool {
   /// Starts one thread per context.
   void start() {
     for (auto& c : contexts_)
-      threads_.emplace_back([io = c.get()] {
-        ::pthread_setname_np(::pthread_self(), thread_name);
+      threads_.emplace_back([io = c.get(), name = name_] {
+        ::pthread_setname_np(::pthread_self(), name);
         io->run();
       });
   }
@@ -69,6 +70,7 @@ class io_pool {
 
  private:
   using guard = asio::executor_work_guard<asio::io_context::executor_type>;
+  const char* name_;
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
   std::vector<guard> guards_;
   std::vector<std::thread> threads_;

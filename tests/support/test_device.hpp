@@ -29,6 +29,31 @@ inline bool eventually(const std::function<bool()>& condition,
   return condition();
 }
 
+/// A port on 127.0.0.1 held by a listening socket while this lives, so that a server
+/// told to listen there finds it in use.
+class taken_port {
+ public:
+  taken_port() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0 && ::listen(fd_, 1) == 0 &&
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+      port_ = ntohs(addr.sin_port);
+  }
+  ~taken_port() { ::close(fd_); }
+  taken_port(const taken_port&) = delete;
+  taken_port& operator=(const taken_port&) = delete;
+
+  /// 0 if no port could be held.
+  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+
+ private:
+  int fd_;
+  std::uint16_t port_ = 0;
+};
+
 /// A blocking TCP socket connected to `port` on 127.0.0.1, with a 2 s receive
 /// timeout; -1 if the connection failed.
 inline int connect_loopback(std::uint16_t port) {

@@ -5,8 +5,10 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/actors/gateway/gateway_fixture.hpp"
+#include "tests/support/raw_http_client.hpp"
 
 namespace tgw::test::gateway_suite {
 namespace {
@@ -117,6 +119,51 @@ TEST_F(Gateway, ReadyzFollowsRedisAndHealthzStaysUp) {
   EXPECT_TRUE(
       eventually([&] { return http_get(metrics_port, "/readyz").starts_with("HTTP/1.1 200"); },
                  std::chrono::seconds{20}));
+}
+
+// The endpoint's default budgets: ten clients that send half a request each hold ten
+// connections, not the threads that answer, so a liveness probe is answered while
+// they wait (civetweb's two threads left it unanswered until its 30 s timeout).
+TEST_F(Gateway, HealthzIsAnsweredWhileTenHalfSentRequestsAreOpen) {
+  const std::uint16_t metrics_port = free_port();
+  start({"--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port)});
+  // The endpoint opens after the device port.
+  ASSERT_TRUE(
+      eventually([&] { return http_get(metrics_port, "/healthz").starts_with("HTTP/1.1 200"); }));
+  std::vector<raw_client> slow;
+  for (int i = 0; i < 10; ++i) {
+    slow.emplace_back(metrics_port);
+    ASSERT_TRUE(slow.back().send("GET /metrics HTTP/1.1\r\nHost: gw\r\nUser-Agent: "));
+  }
+  raw_client probe(metrics_port);
+  ASSERT_TRUE(probe.send("GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n"));
+  const std::string answer = probe.read_response();
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200 OK\r\n")) << answer;
+  EXPECT_TRUE(answer.ends_with("\r\n\r\nok\n")) << answer;
+  for (const raw_client& c : slow) EXPECT_TRUE(c.open_now());
+}
+
+// --metrics-per-address-connections reaches the endpoint: a second connection from an
+// address already holding its one is closed on accept and counted, while another
+// address is served.
+TEST_F(Gateway, TheMetricsEndpointHoldsEachAddressToItsConnectionCap) {
+  const std::uint16_t metrics_port = free_port();
+  start({"--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port),
+         "--metrics-per-address-connections", "1"});
+  ASSERT_TRUE(
+      eventually([&] { return http_get(metrics_port, "/healthz").starts_with("HTTP/1.1 200"); }));
+  raw_client held(metrics_port, "127.0.0.7");
+  ASSERT_TRUE(held.send("GET /metrics HTTP/1.1\r\n"));
+  raw_client refused(metrics_port, "127.0.0.7");
+  ASSERT_TRUE(refused.closed_by_server());
+  EXPECT_TRUE(refused.received().empty()) << refused.received();
+  EXPECT_TRUE(held.open_now());
+  const std::string text = scrape_metrics(metrics_port);
+  EXPECT_EQ(metric_value(text,
+                         "teltonika_http_connections_total{instance_id=\"gw-test\","
+                         "endpoint=\"metrics\",result=\"refused_address_limit\"} "),
+            1)
+      << text;
 }
 
 }  // namespace

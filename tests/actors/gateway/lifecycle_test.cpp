@@ -226,15 +226,9 @@ TEST_F(Lifecycle, EveryStartUpFailureExitsPromptlyWithOneLineWhy) {
   redis_server redis;
   const std::string url = "redis://127.0.0.1:" + std::to_string(redis.port());
   // A port some other socket holds.
-  const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(holder, 1), 0);
-  socklen_t len = sizeof addr;
-  ::getsockname(holder, reinterpret_cast<sockaddr*>(&addr), &len);
-  const std::string taken = std::to_string(ntohs(addr.sin_port));
+  const taken_port holder;
+  ASSERT_NE(holder.port(), 0);
+  const std::string taken = std::to_string(holder.port());
   // A data dir below a regular file can never be created, even by root.
   const std::string file = dir + "/a-file";
   std::ofstream(file) << "x";
@@ -242,7 +236,7 @@ TEST_F(Lifecycle, EveryStartUpFailureExitsPromptlyWithOneLineWhy) {
   struct failure {
     const char* name;
     std::vector<std::string> flags;
-    const char* said;
+    std::string said;
   };
   // A metrics address without a port is a usage error, found before anything starts.
   {
@@ -256,7 +250,8 @@ TEST_F(Lifecycle, EveryStartUpFailureExitsPromptlyWithOneLineWhy) {
   const std::vector<failure> failures = {
       {"metrics port in use",
        {"--redis", url, "--metrics-addr", "127.0.0.1:" + taken},
-       "--metrics-addr"},
+       "cannot serve metrics: 127.0.0.1:" + taken +
+           " is in use by another listener; choose another address with --metrics-addr"},
       {"device port in use", {"--redis", url, "--port", taken}, "cannot listen on tcp"},
       {"redis unreachable",
        {"--redis", "redis://127.0.0.1:" + std::to_string(free_port())},
@@ -271,7 +266,6 @@ TEST_F(Lifecycle, EveryStartUpFailureExitsPromptlyWithOneLineWhy) {
     ASSERT_EQ(errors.size(), 1U) << f.name << ": " << read_file(path);
     EXPECT_NE(errors.front().find(f.said), std::string::npos) << f.name << ": " << errors.front();
   }
-  ::close(holder);
   // No heartbeat is left behind by a start that got as far as the registry.
   auto conn = redis.connect();
   EXPECT_EQ(conn.command({"KEYS", "instance:heartbeat:*"}).elements.size(), 0U);

@@ -120,6 +120,22 @@ TEST_F(SinkCommand, AnUnreachableRedisSaysSoAndExits1) {
       << r.out;
 }
 
+// A taken metrics address is a start-up refusal like an unreachable Redis: one line
+// naming the address and the flag, exit 1, before a batch is read.
+TEST_F(SinkCommand, ATakenMetricsAddressSaysSoAndExits1) {
+  const taken_port holder;
+  ASSERT_NE(holder.port(), 0);
+  const std::string taken = "127.0.0.1:" + std::to_string(holder.port());
+  const auto r = run_command(shell_line(sink_argv(*pg_, redis_, {"--metrics-addr", taken})));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("cannot serve metrics: " + taken +
+                       " is in use by another listener; choose another address with "
+                       "--metrics-addr"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(redis_conn_.command({"EXISTS", "telemetry:records"}).integer, 0);
+}
+
 // --init creates tables and nothing else: no Redis is looked for, none is needed (the
 // working directory holds no tgw serve's data, and --redis names nothing that listens).
 TEST_F(SinkCommand, InitNeedsNoRedis) {
