@@ -13,6 +13,7 @@
 #include "actors/gateway/writer_config.hpp"
 #include "actors/registry/registry_config.hpp"
 #include "codecs/codec_id.hpp"
+#include "infra/api/api_server.hpp"
 #include "infra/capture/capture_files.hpp"
 #include "infra/http/server_limits.hpp"
 #include "infra/log/log_budget.hpp"
@@ -108,7 +109,9 @@ struct gateway_plan {
   // --- around the instance ---------------------------------------------------------
   std::optional<capture::rotation_policy> capture;  ///< Nothing: no recording.
   std::string metrics_addr = "127.0.0.1:9127";      ///< Empty: no endpoint.
-  http::server_limits metrics_limits;               ///< What one client may make it spend.
+  /// The application API in this process too (tgw serve --api-addr); none when unset.
+  std::optional<api::api_server_settings> api;
+  http::server_limits metrics_limits;  ///< What one client may make it spend.
   /// On SIGTERM, time to finish persisting and ACKing what is in flight.
   std::chrono::milliseconds drain_timeout{5000};
 };

@@ -44,6 +44,8 @@ struct gateway {
   process::service_notifier service;
   /// Tells, every log interval, the lines the log budgets held back.
   std::shared_ptr<net::asio::steady_timer> log_flush;
+  /// --api-addr: the application API beside the devices; first to stop.
+  std::unique_ptr<api::api_server> api;
 };
 
 // What is read from files (the allowlist, the TLS certificate) loads before anything
@@ -117,6 +119,19 @@ int start(gateway& g) {
     hand_over_commands(plan, g.redis);
     return 1;
   }
+  if (plan.api) {
+    std::string error;
+    g.api = api::api_server::start(*plan.api, g.redis.connection("api"), nullptr, error);
+    if (!g.api) {
+      spdlog::error("--api-addr: {}", error);
+      g.listeners.stop_accepting();
+      g.actors->stop();
+      hand_over_commands(plan, g.redis);
+      return 1;
+    }
+    spdlog::info("application API on {}://{}", plan.api->tls_cert.empty() ? "http" : "https",
+                 plan.api->listen);
+  }
   return 0;
 }
 
@@ -184,7 +199,14 @@ void say_listening(const gateway& g) {
 // SIGHUP: re-read what can change without dropping a device: the allowlist (devices
 // it no longer admits are disconnected) and the TLS certificate (open connections
 // keep the one they started with). What no longer loads stays in force.
-void reload(allowlist_keeper* allowlist, net::tls_context_source* tls) {
+void reload(allowlist_keeper* allowlist, net::tls_context_source* tls, api::api_server* api) {
+  if (api != nullptr) {
+    std::string report;
+    if (api->reload(report))
+      spdlog::info("SIGHUP: API {}", report);
+    else
+      spdlog::error("SIGHUP: API {}", report);
+  }
   if (allowlist == nullptr && tls == nullptr) {
     spdlog::info("SIGHUP: nothing to reload (no allowlist, no TLS)");
     return;
@@ -213,7 +235,8 @@ int serve(gateway& g) {
     if (g.allowlist->source().polled()) g.allowlist->refresh_every(g.plan.allowlist_refresh);
   }
   int signal = 0;
-  while ((signal = process::wait_for_signal()) == SIGHUP) reload(g.allowlist.get(), g.tls.get());
+  while ((signal = process::wait_for_signal()) == SIGHUP)
+    reload(g.allowlist.get(), g.tls.get(), g.api.get());
   return signal;
 }
 
@@ -236,6 +259,7 @@ void drain(gateway& g, int signal) {
     spdlog::info("signal {}: draining (at most {} ms)", signal, g.plan.drain_timeout.count());
   // Not ready from here on, so a balancer that watches /readyz sends no new device.
   g.counters->listening.store(false);
+  g.api.reset();
   g.service.notify("STOPPING=1");
   g.listeners.stop_accepting();
   wait_until([&] { return g.counters->persist_in_flight.load() == 0; }, g.plan.drain_timeout);

@@ -13,7 +13,8 @@ namespace {
 bool takes_value(const CLI::App& app, const std::string& word) {
   for (const CLI::Option* opt : app.get_options())
     for (const std::string& name : opt->get_lnames())
-      if (word == "--" + name) return opt->get_type_size() > 0;
+      // A flag's type size is 1 too (it may be given `=value`); what it expects is 0.
+      if (word == "--" + name) return opt->get_items_expected_min() > 0;
   return false;
 }
 

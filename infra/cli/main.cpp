@@ -11,6 +11,7 @@
 #include "infra/app/run_gateway.hpp"
 #include "infra/app/run_node.hpp"
 #include "infra/app/run_offline_replay.hpp"
+#include "infra/cli/api_command.hpp"
 #include "infra/cli/command_command.hpp"
 #include "infra/cli/command_line.hpp"
 #include "infra/cli/config_file.hpp"
@@ -83,6 +84,7 @@ int run(int argc, char** argv) {
   tgw::infra::add_telemetry_command(app, exit_code);
   tgw::infra::add_sink_command(app, exit_code);
   tgw::infra::add_replay_command(app, tgw::infra::app::run_offline_replay, exit_code);
+  tgw::infra::add_api_command(app, exit_code);
   tgw::infra::apply_environment_aliases();
   std::string config_from_environment;
   std::vector<std::string> args = tgw::infra::config_from_environment(

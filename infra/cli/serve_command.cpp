@@ -49,6 +49,7 @@ void add_serve_command(CLI::App& app, const serve_runner& run, int& exit_code) {
       ->check(listen_address())
       ->capture_default_str();
   add_metrics_limit_options(cmd, o->metrics_limits);
+  add_api_options(cmd, o->api, o->api_flags, "TGW_API", true);
   cmd->add_option("--io-threads", o->io_threads, "Socket threads (0: half the cores)")
       ->envname("TGW_IO_THREADS")
       ->check(CLI::Range(0, 256))

@@ -169,6 +169,15 @@ std::optional<app::gateway_plan> plan_gateway(const serve_options& o, std::strin
                                  seconds{o.capture_max_age_s}, o.capture_max_total_mb << 20};
   p.metrics_addr = o.metrics_addr;
   p.metrics_limits = o.metrics_limits;
+  if (!o.api.listen.empty()) {
+    api::api_server_settings api = o.api;
+    if (!apply_api_flags(o.api_flags, api, error)) return std::nullopt;
+    if (const std::string problem = api::settings_problem(api); !problem.empty()) {
+      error = problem;
+      return std::nullopt;
+    }
+    p.api = std::move(api);
+  }
   p.drain_timeout = milliseconds{o.drain_timeout_ms};
   return p;
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "infra/app/gateway_plan.hpp"
+#include "infra/cli/api_options.hpp"
 #include "infra/http/server_limits.hpp"
 #include "infra/redis/redis_url.hpp"
 
@@ -98,6 +99,14 @@ struct serve_options {
   std::uint64_t capture_max_total_mb = 1024;
   std::string log_level = "info";
   std::string log_format = "text";
+  /// The application API in this process too (--api-addr); off unless asked for, so
+  /// its listen address starts empty here, not at tgw api's default.
+  api::api_server_settings api = [] {
+    api::api_server_settings off;
+    off.listen.clear();
+    return off;
+  }();
+  api_flag_values api_flags;
 
   /// What one peer may make the instance spend (docs/OPERATIONS.md, "Hostile input").
   struct budgets {

@@ -24,6 +24,18 @@ inline std::string offline(const std::string& imei, std::string_view prefix = {}
 inline std::string marker(const std::string& command_id, std::string_view prefix = {}) {
   return std::string(prefix).append("commands:id:").append(command_id);
 }
+/// STRING: what the first request with an application's idempotency key decided
+/// (`command_id|fingerprint|status`), in its device's key shard; `digest` is the
+/// SHA-256 of the publisher, the device and the key (tgw api).
+inline std::string idempotency(const std::string& digest, std::string_view prefix = {}) {
+  return std::string(prefix).append("commands:idempotency:").append(digest);
+}
+/// STRING: the device of a command published through the API, and when
+/// (`imei|published_ms`), so that it can be found by its id alone; in the key shard of
+/// the command id.
+inline std::string by_id(const std::string& command_id, std::string_view prefix = {}) {
+  return std::string(prefix).append("commands:api:").append(command_id);
+}
 /// SET of instance ids that created a command stream; the janitor's list of streams
 /// to adopt once their instance is dead.
 inline constexpr const char* instances_with_streams = "commands:instances";

@@ -148,22 +148,10 @@ local function journal_published(journal, at, owner, args, status)
              'publisher', args[8] or '', 'status', status)
 end
 
--- KEYS: connections:registry, commands:responses, commands:offline:{imei},
---       commands:id:{command_id}[, journal:{imei}]
--- ARGV: imei, command_id, codec, payload, expires_at, queue_if_offline (0|1), ttl_s
---       [, publisher]
--- Returns {status, owner, entry_id, last_response_id} with status 'sent', 'queued' or
--- 'offline'. The owner counts only while its heartbeat exists; NOMKSTREAM keeps a dead
--- owner's stream from being re-created once its janitor removed it. Publishing the same
--- command_id again (a publisher that lost its connection mid-call) changes nothing and
--- returns what the first call decided, or 'answered' once it has its response. A sent
--- or queued command is journaled (command_published) when the journal key is given; an
--- offline one too, with its outcome (command_resolved, failed/socket_closed).
-local function publish(keys, args)
+-- The body of tgw_cmd_publish without the idempotency key.
+local function publish_new(keys, args, shard, last)
   local registry, responses, offline, marker = keys[1], keys[2], keys[3], keys[4]
   local imei, command_id, codec, payload, expires_at = args[1], args[2], args[3], args[4], args[5]
-  local shard = shard_prefix(registry)
-  local last = last_response_id(responses)
   local seen = redis.call('GET', marker)
   if seen then
     if string.sub(seen, 1, 1) == 'a' then return {'answered', '', '', last} end
@@ -200,6 +188,44 @@ local function publish(keys, args)
                'command_id', command_id, 'status', 'failed', 'failure_reason', 'socket_closed')
   end
   return {'offline', owner, '', last}
+end
+
+-- KEYS: connections:registry, commands:responses, commands:offline:{imei},
+--       commands:id:{command_id}[, journal:{imei}[, commands:idempotency:{digest}]]
+-- ARGV: imei, command_id, codec, payload, expires_at, queue_if_offline (0|1), ttl_s
+--       [, publisher[, fingerprint, idempotency_ttl_s]]
+-- Returns {status, owner, entry_id, last_response_id} with status 'sent', 'queued' or
+-- 'offline'. The owner counts only while its heartbeat exists; NOMKSTREAM keeps a dead
+-- owner's stream from being re-created once its janitor removed it. Publishing the same
+-- command_id again (a publisher that lost its connection mid-call) changes nothing and
+-- returns what the first call decided, or 'answered' once it has its response. A sent
+-- or queued command is journaled (command_published) when the journal key is given; an
+-- offline one too, with its outcome (command_resolved, failed/socket_closed).
+--
+-- With the sixth key (an application's Idempotency-Key, digested with its publisher and
+-- device), the first call publishes and keeps 'command_id|fingerprint|status' there for
+-- idempotency_ttl_s; a later call with the key publishes nothing and returns
+-- {'repeated', first_status, '', last_response_id, first_command_id}, or, when its
+-- fingerprint (the request) differs, {'conflict', '', '', last_response_id,
+-- first_command_id}. Both steps are this one call, so two publishers racing with the
+-- same key (two API instances) publish once between them.
+local function publish(keys, args)
+  local shard = shard_prefix(keys[1])
+  local last = last_response_id(keys[2])
+  local once = keys[6]
+  if once then
+    local kept = redis.call('GET', once)
+    if kept then
+      local id, fingerprint, status = string.match(kept, '^([^|]*)|([^|]*)|(.*)$')
+      if fingerprint ~= args[9] then return {'conflict', '', '', last, id or ''} end
+      return {'repeated', status or '', '', last, id or ''}
+    end
+    local decided = publish_new(keys, args, shard, last)
+    redis.call('SET', once, args[2] .. '|' .. args[9] .. '|' .. decided[1], 'EX',
+               tonumber(args[10]) or 86400)
+    return decided
+  end
+  return publish_new(keys, args, shard, last)
 end
 
 -- KEYS: commands:id:{command_id}, commands:responses

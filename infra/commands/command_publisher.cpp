@@ -93,7 +93,8 @@ redis::value command_publisher::call(const std::vector<std::string>& argv) {
 
 std::optional<publish_result> command_publisher::publish(
     const std::string& imei, const std::string& text, int codec, std::chrono::seconds ttl,
-    bool queue_if_offline, const std::string& command_id, std::string& error) {
+    bool queue_if_offline, const std::string& command_id, std::string& error,
+    const publish_once* once) {
   publish_result result;
   result.command_id = command_id;
   std::int64_t expires_at = 0;
@@ -104,14 +105,26 @@ std::optional<publish_result> command_publisher::publish(
                  ttl.count();
   const std::string& prefix = shards_.prefix_of(imei);
   result.responses = keys::responses_in(prefix);
-  const redis::value v =
-      call({"FCALL", "tgw_cmd_publish", "5", registry::keys::registry_in(prefix), result.responses,
-            keys::offline(imei, prefix), keys::marker(result.command_id, prefix),
-            telemetry::keys::journal(imei, prefix), imei, result.command_id, std::to_string(codec),
-            text, std::to_string(expires_at), queue_if_offline ? "1" : "0",
-            std::to_string(ttl.count()), publisher_});
+  std::vector<std::string> argv = {"FCALL",
+                                   "tgw_cmd_publish",
+                                   once != nullptr ? "6" : "5",
+                                   registry::keys::registry_in(prefix),
+                                   result.responses,
+                                   keys::offline(imei, prefix),
+                                   keys::marker(result.command_id, prefix),
+                                   telemetry::keys::journal(imei, prefix)};
+  if (once != nullptr) argv.push_back(keys::idempotency(once->key, prefix));
+  argv.insert(argv.end(),
+              {imei, result.command_id, std::to_string(codec), text, std::to_string(expires_at),
+               queue_if_offline ? "1" : "0", std::to_string(ttl.count()), publisher_});
+  if (once != nullptr)
+    argv.insert(argv.end(), {once->fingerprint, std::to_string(once->ttl.count())});
+  const redis::value v = call(argv);
   if (failed(v, error)) return std::nullopt;
-  if (!v.is_array() || v.elements.size() != 4) {
+  // A repeated or conflicting idempotency key adds the first request's command id.
+  const bool earlier = v.is_array() && !v.elements.empty() &&
+                       (v.elements[0].text == "repeated" || v.elements[0].text == "conflict");
+  if (!v.is_array() || v.elements.size() != (earlier ? 5U : 4U)) {
     error = "tgw_cmd_publish: unexpected reply";
     return std::nullopt;
   }
@@ -119,6 +132,14 @@ std::optional<publish_result> command_publisher::publish(
   result.owner = v.elements[1].text;
   result.entry_id = v.elements[2].text;
   result.last_response_id = v.elements[3].text;
+  if (earlier) {
+    result.repeated = result.status == "repeated";
+    result.conflict = !result.repeated;
+    result.status = result.repeated ? v.elements[1].text : std::string();
+    result.owner.clear();
+    result.command_id = v.elements[4].text;
+    return result;
+  }
   if (shards_.tagged() && result.status == "sent") {
     // The owner blocks on its wake stream, not on this shard's stream. A lost wake only
     // delays the command to the owner's next read (at most its block time).

@@ -23,6 +23,21 @@ struct publish_result {
   std::string last_response_id;
   /// The responses stream the answer will be in (its device's key shard).
   std::string responses;
+  /// With an idempotency key: an earlier publish with the key decided; `status` and
+  /// `command_id` are that publish's, and nothing was published now.
+  bool repeated = false;
+  /// With an idempotency key: it was used before for another request (fingerprint);
+  /// `command_id` is that request's command, and nothing was published.
+  bool conflict = false;
+};
+
+/// An application's request to publish at most once: `key` (already digested with the
+/// publisher and device: commands::keys::idempotency) names it, `fingerprint` tells a
+/// retry of the same request from another one, `ttl` is how long the key is kept.
+struct publish_once {
+  std::string key;
+  std::string fingerprint;
+  std::chrono::seconds ttl{86400};
 };
 
 /// One entry of commands:responses.
@@ -67,7 +82,8 @@ class command_publisher {
   /// lost connection hid is safely repeated.
   std::optional<publish_result> publish(const std::string& imei, const std::string& text, int codec,
                                         std::chrono::seconds ttl, bool queue_if_offline,
-                                        const std::string& command_id, std::string& error);
+                                        const std::string& command_id, std::string& error,
+                                        const publish_once* once = nullptr);
   /// The same with a fresh command id.
   std::optional<publish_result> publish(const std::string& imei, const std::string& text, int codec,
                                         std::chrono::seconds ttl, bool queue_if_offline,

@@ -1,6 +1,7 @@
 #include "infra/exporter/http_metrics.hpp"
 
 #include <initializer_list>
+#include <limits>
 
 namespace tgw::infra::exporter {
 
@@ -45,7 +46,8 @@ void add_http_metrics(std::vector<prometheus::MetricFamily>& out, const http::se
          prometheus::MetricType::Counter);
   for (const close_reason r :
        {close_reason::header_timeout, close_reason::request_timeout, close_reason::idle_timeout,
-        close_reason::header_too_large, close_reason::body_too_large, close_reason::malformed})
+        close_reason::header_too_large, close_reason::body_too_large, close_reason::malformed,
+        close_reason::tls_handshake, close_reason::stream_stalled})
     sample(static_cast<double>(stats.closed_for(r)), "reason", http::to_string(r));
   family("teltonika_http_requests_total", "Requests the HTTP endpoint read whole",
          prometheus::MetricType::Counter);
@@ -58,6 +60,47 @@ void add_http_metrics(std::vector<prometheus::MetricFamily>& out, const http::se
          "after 100 ms",
          prometheus::MetricType::Counter);
   sample(v(stats.accept_failures));
+
+  // Per route: answers by status, and how long they took (to the head, for a stream).
+  family("teltonika_http_responses_total",
+         "Answers of the HTTP endpoint by route and status (route \"unmatched\": no route "
+         "took the request)",
+         prometheus::MetricType::Counter);
+  for (const auto& route : stats.routes) {
+    for (std::size_t i = 0; i < route->by_status.size(); ++i) {
+      const auto n = route->by_status[i].load(std::memory_order_relaxed);
+      if (n == 0) continue;
+      prometheus::ClientMetric m;
+      for (const auto& [name, text] : labels) m.label.push_back({name, text});
+      m.label.push_back({"endpoint", endpoint});
+      m.label.push_back({"method", route->method});
+      m.label.push_back({"route", route->pattern});
+      m.label.push_back({"status", http::route_stats::status_label(i)});
+      m.counter.value = static_cast<double>(n);
+      out.back().metric.push_back(std::move(m));
+    }
+  }
+  family("teltonika_http_request_duration_seconds",
+         "From a request read whole to its answer handed to the socket, by route",
+         prometheus::MetricType::Histogram);
+  for (const auto& route : stats.routes) {
+    prometheus::ClientMetric m;
+    for (const auto& [name, text] : labels) m.label.push_back({name, text});
+    m.label.push_back({"endpoint", endpoint});
+    m.label.push_back({"method", route->method});
+    m.label.push_back({"route", route->pattern});
+    const auto& h = route->latency;
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < h.bounds().size(); ++i) {
+      cumulative += h.bucket(i);
+      m.histogram.bucket.push_back({cumulative, h.bounds()[i]});
+    }
+    cumulative += h.bucket(h.bounds().size());
+    m.histogram.bucket.push_back({cumulative, std::numeric_limits<double>::infinity()});
+    m.histogram.sample_count = cumulative;
+    m.histogram.sample_sum = h.sum();
+    out.back().metric.push_back(std::move(m));
+  }
 }
 
 }  // namespace tgw::infra::exporter

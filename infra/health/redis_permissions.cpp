@@ -33,6 +33,9 @@ std::vector<std::vector<std::string>> gateway_commands(const gateway_usage& u) {
       {"XADD", journal, "MAXLEN", "~", "1000", "*", "type", "x"},
       {"HMGET", device, "last_fingerprint"},
       {"HSET", device, "last_seen_ms", "0"},
+      // Session changes, and the index of devices, beside identified and disconnected.
+      {"XADD", telemetry::keys::sessions_stream_in(p), "MAXLEN", "~", "100000", "*", "imei", imei},
+      {"ZADD", telemetry::keys::devices_index_in(p), "0", imei},
       // Registry and heartbeat: tgw_registry_*.
       {"FCALL", "tgw_registry_register", "3", registry, reg::devices(u.instance, p),
        reg::devices(other, p)},

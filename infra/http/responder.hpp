@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 
+#include "infra/http/body_stream.hpp"
 #include "infra/http/message.hpp"
 
 namespace tgw::infra::http {
@@ -14,6 +15,12 @@ class reply_sink {
   virtual ~reply_sink() = default;
   /// Called once, from any thread; nothing means the handler gave up without an answer.
   virtual void deliver(std::optional<response> answer) = 0;
+  /// Instead of deliver(): `head` goes out now and the body follows through the stream
+  /// returned. A sink that cannot stream returns one that has ended.
+  virtual std::shared_ptr<body_stream> open_stream(response head) {
+    deliver(std::move(head));
+    return ended_body_stream();
+  }
 };
 
 /// Answers one request, once, from whichever thread has the answer: a handler may
@@ -39,6 +46,12 @@ class responder {
   /// Sends the answer; later calls do nothing.
   void operator()(response answer) {
     if (auto sink = std::move(sink_)) sink->deliver(std::move(answer));
+  }
+  /// Answers with `head` (its body ignored) and a body written as it comes; later
+  /// calls, and calls after an answer, return a stream that has ended.
+  std::shared_ptr<body_stream> stream(response head) {
+    if (auto sink = std::move(sink_)) return sink->open_stream(std::move(head));
+    return ended_body_stream();
   }
   [[nodiscard]] bool answered() const noexcept { return !sink_; }
 

@@ -56,10 +56,10 @@ bool percent_decode(std::string_view text, std::string& out) {
   return true;
 }
 
-void router::add(std::string method, std::string_view pattern, handler run) {
+void router::add(std::string method, std::string_view pattern, handler run, route_options options) {
   if (pattern.empty() || pattern.front() != '/')
     throw std::invalid_argument("route pattern must start with '/': " + std::string(pattern));
-  route r{std::move(method), {}, std::move(run)};
+  route r{std::move(method), std::string(pattern), {}, std::move(run), options};
   for (const std::string_view segment : split_path(pattern)) {
     if (segment.find_first_of("{}") != std::string_view::npos && !is_parameter(segment))
       throw std::invalid_argument("route pattern segment is neither literal nor {name}: " +
@@ -74,8 +74,21 @@ void router::get(std::string_view pattern, answer_now answer) {
       [answer = std::move(answer)](const request& r, responder done) { done(answer(r)); });
 }
 
+response router::refusal(unsigned status, std::string_view code, std::string_view message) const {
+  if (refusal_) return refusal_(status, code, message);
+  return response::text(status, std::string(message) + "\n");
+}
+
+std::vector<std::pair<std::string, std::string>> router::listing() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(routes_.size());
+  for (const route& r : routes_) out.emplace_back(r.method, r.pattern);
+  return out;
+}
+
 route_match router::match(std::string_view method, std::string_view path) const {
   route_match m;
+  m.index = routes_.size();
   if (path.empty() || path.front() != '/') {
     m.result = route_match::outcome::malformed_path;
     return m;
@@ -112,6 +125,8 @@ route_match router::match(std::string_view method, std::string_view path) const 
   }
   m.result = route_match::outcome::found;
   m.run = &chosen->run;
+  m.index = static_cast<std::size_t>(chosen - routes_.data());
+  m.request_timeout = chosen->options.request_timeout;
   for (std::size_t i = 0; i < decoded.size(); ++i) {
     const std::string& s = chosen->segments[i];
     if (is_parameter(s)) m.params.emplace_back(s.substr(1, s.size() - 2), std::move(decoded[i]));

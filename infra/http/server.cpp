@@ -2,8 +2,11 @@
 
 #include <chrono>
 
+#include <openssl/ssl.h>
+
 #include "infra/http/connection.hpp"
 #include "infra/net/io_pool.hpp"
+#include "infra/net/tls_context.hpp"
 
 namespace tgw::infra::http {
 namespace {
@@ -36,11 +39,18 @@ tcp::endpoint endpoint_of(const std::string& address, asio::io_context& io) {
 
 struct server::impl {
   impl(const std::string& address, router routes, server_limits limits,
-       std::shared_ptr<server_stats> stats, std::size_t threads)
+       std::shared_ptr<server_stats> stats, std::size_t threads,
+       std::shared_ptr<net::tls_context_source> tls_source)
       : state(std::make_shared<server_state>(limits, std::move(routes), std::move(stats))),
+        tls(std::move(tls_source)),
         pool(threads, thread_name),
         acceptor(pool.front()),
         pause(pool.front()) {
+    if (state->stats->routes.empty()) {
+      for (auto& [method, pattern] : state->routes.listing())
+        state->stats->routes.push_back(std::make_unique<route_stats>(method, pattern));
+      state->stats->routes.push_back(std::make_unique<route_stats>("", "unmatched"));
+    }
     const tcp::endpoint where = endpoint_of(address, pool.front());
     error_code ec;
     acceptor.open(where.protocol(), ec);
@@ -106,11 +116,34 @@ struct server::impl {
         a.is_v6() && a.to_v6().is_v4_mapped()
             ? asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string()
             : a.to_string();
-    auto c = std::make_shared<connection>(std::move(socket), state, std::move(key), name);
+    std::shared_ptr<connection_base> c;
+    if (tls) {
+      const auto& context = asio_context();
+      c = std::make_shared<tls_connection>(ssl_stream(std::move(socket), *context), state,
+                                           std::move(key), name, context);
+    } else {
+      c = std::make_shared<plain_connection>(std::move(socket), state, std::move(key), name);
+    }
     asio::post(pool.at(io), [c] { c->start(); });
   }
 
+  // Asio's view of the context in force: made anew when a reload replaced it, and kept
+  // by each connection made with it. Asio frees what it wraps, so it wraps a reference
+  // of its own. On the acceptor's thread only.
+  const std::shared_ptr<asio::ssl::context>& asio_context() {
+    auto current = tls->current();
+    if (current != wrapped) {
+      SSL_CTX_up_ref(current->native());
+      wrapping = std::make_shared<asio::ssl::context>(current->native());
+      wrapped = std::move(current);
+    }
+    return wrapping;
+  }
+
   const std::shared_ptr<server_state> state;
+  const std::shared_ptr<net::tls_context_source> tls;
+  std::shared_ptr<const net::tls_server_context> wrapped;
+  std::shared_ptr<asio::ssl::context> wrapping;
   net::io_pool pool;
   tcp::acceptor acceptor;
   asio::steady_timer pause;
@@ -118,10 +151,11 @@ struct server::impl {
 };
 
 server::server(const std::string& address, router routes, server_limits limits,
-               std::shared_ptr<server_stats> stats, std::size_t io_threads)
+               std::shared_ptr<server_stats> stats, std::size_t io_threads,
+               std::shared_ptr<net::tls_context_source> tls)
     : impl_(std::make_unique<impl>(address, std::move(routes), limits,
                                    stats ? std::move(stats) : std::make_shared<server_stats>(),
-                                   io_threads)) {}
+                                   io_threads, std::move(tls))) {}
 
 server::~server() = default;
 

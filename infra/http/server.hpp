@@ -10,6 +10,10 @@
 #include "infra/http/server_limits.hpp"
 #include "infra/http/server_stats.hpp"
 
+namespace tgw::infra::net {
+class tls_context_source;
+}
+
 namespace tgw::infra::http {
 
 /// Why a server could not listen on its address, in one line that names it:
@@ -33,10 +37,13 @@ class server {
  public:
   /// Listens on `address` ("127.0.0.1:9127", "[::1]:9127", "localhost:9127"; port 0:
   /// any free one) and starts serving. Counts into `stats` when given (so that a
-  /// handler can report them from the first request on), else into its own. Throws
-  /// listen_error naming the address and the cause when it cannot listen there.
+  /// handler can report them from the first request on), else into its own. With
+  /// `tls`, every connection speaks TLS (OpenSSL, through Asio's ssl::stream) with the
+  /// context in force when it was accepted, shaking hands within the header deadline.
+  /// Throws listen_error naming the address and the cause when it cannot listen there.
   server(const std::string& address, router routes, server_limits limits = {},
-         std::shared_ptr<server_stats> stats = nullptr, std::size_t io_threads = 1);
+         std::shared_ptr<server_stats> stats = nullptr, std::size_t io_threads = 1,
+         std::shared_ptr<net::tls_context_source> tls = nullptr);
   /// Stops accepting, closes every connection and joins the io threads. An answer
   /// given to a responder after that is dropped.
   ~server();

@@ -33,6 +33,12 @@ struct server_limits {
   /// that one address cannot take every slot and leave a probe none. 0: no cap.
   std::size_t max_connections_per_address = 16;
   unsigned ipv6_prefix_bits = 64;
+  /// A streamed body (body_stream): a write the client does not take within this ends
+  /// the stream and closes the connection. A client that reads keeps its stream.
+  std::chrono::milliseconds stream_write_timeout{30'000};
+  /// A streamed body's bytes queued and not yet written; a push past it is refused
+  /// (push_result::over_budget) and the producer decides.
+  std::size_t max_stream_queue_bytes = std::size_t{4} * 1024 * 1024;
 };
 
 }  // namespace tgw::infra::http

@@ -65,6 +65,33 @@ local function persist_one(ctx, journal, device, a, o)
   return n
 end
 
+-- The key shard's hash tag that `key` starts with ('{...}'), or '' on a single node.
+local function shard_prefix(key)
+  if string.sub(key, 1, 1) ~= '{' then return '' end
+  local close = string.find(key, '}', 2, true)
+  if close == nil then return '' end
+  return string.sub(key, 1, close)
+end
+
+-- Session changes of every device of the shard, for readers that follow all devices
+-- (the application API's events): a device's journal holds them too, but nobody can
+-- follow every journal. Written only for `identified` and `disconnected`, so a packet
+-- costs nothing more. Keys built from the call's journal key carry its hash tag, so
+-- they are in its slot on a cluster.
+local SESSIONS_MAXLEN = 100000
+
+local function session_change(journal, imei, kind, now, instance, extra)
+  local prefix = shard_prefix(journal)
+  local entry = {'imei', imei, 'type', kind, 'at_ms', now, 'instance', instance}
+  for i = 1, #extra do entry[#entry + 1] = extra[i] end
+  redis.call('XADD', prefix .. 'telemetry:sessions', 'MAXLEN', '~', SESSIONS_MAXLEN, '*',
+             unpack(entry))
+  -- Every device that ever identified, by IMEI: the index a reader pages through
+  -- instead of scanning the keyspace. One member per device, so it grows with the
+  -- fleet, not with connections.
+  if kind == 'identified' then redis.call('ZADD', prefix .. 'telemetry:devices', 0, imei) end
+end
+
 -- A connection begins (the event `identified`): when, and the records the device had
 -- sent before it, so that a reader shows how long it has been connected and what it
 -- sent since without reading the journal.
@@ -85,6 +112,11 @@ local function append_one(ctx, journal, device, a, o)
                'instance', ctx.instance)
   end
   if a[o + 1] == 'identified' then mark_connected(device, ctx.now) end
+  if a[o + 1] == 'identified' or a[o + 1] == 'disconnected' then
+    local extra = {}
+    for i = 1, nf * 2 do extra[i] = a[o + 3 + i] end
+    session_change(journal, a[o], a[o + 1], ctx.now, ctx.instance, extra)
+  end
   return 0
 end
 
@@ -138,6 +170,12 @@ local function append_event(keys, args)
     redis.call('HSET', device, 'online', args[4], 'last_seen_ms', now, 'instance', args[2])
   end
   if args[1] == 'identified' then mark_connected(device, now) end
+  if args[1] == 'identified' or args[1] == 'disconnected' then
+    local extra = {}
+    for i = 5, #args do extra[#extra + 1] = args[i] end
+    session_change(journal, string.match(journal, 'journal:(.*)$') or '', args[1], now, args[2],
+                   extra)
+  end
   return now
 end
 

@@ -111,9 +111,12 @@ def check_docs(binary, source):
     # line's subcommand.
     commands = {" ".join(p): f for p, f in by_command.items()}
     for name, body in text.items():
-        for m in re.finditer(r"\btgw ((?:[a-z][\w-]* ?){1,2})([^`\n|]*)", body):
+        for m in re.finditer(r"\btgw ((?:[a-z][\w-]* ?){1,3})([^`\n|]*)", body):
             words = m.group(1).split()
-            path = " ".join(words[:2]) if " ".join(words[:2]) in commands else words[0]
+            # The deepest subcommand the words name: `tgw api token add`, `tgw command
+            # send`, `tgw serve`.
+            path = next((" ".join(words[:n]) for n in (3, 2) if " ".join(words[:n]) in commands),
+                        words[0])
             if path not in commands:
                 continue
             for flag in re.findall(r"(?<![\w-])(--[a-zA-Z][\w-]*)", m.group(2)):

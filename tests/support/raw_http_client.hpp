@@ -70,6 +70,29 @@ class raw_client {
     }
   }
 
+  /// Reads until what arrived (and no read_response() took) holds `needle`; false when
+  /// the server closed or `within` passed first.
+  bool read_until(std::string_view needle,
+                  std::chrono::milliseconds within = std::chrono::seconds{30}) {
+    const auto until = std::chrono::steady_clock::now() + within;
+    while (pending_.find(needle) == std::string::npos)
+      if (!read_some(until)) return false;
+    return true;
+  }
+
+  /// Waits up to `within` for more bytes, appended to received(); false when none came
+  /// (closed, or the time passed).
+  bool read_more(std::chrono::milliseconds within) {
+    return read_some(std::chrono::steady_clock::now() + within);
+  }
+
+  /// Stops reading: the socket's receive buffer fills and the server's writes stall,
+  /// as with a client that no longer reads.
+  void shrink_receive_buffer() {
+    const int small = 1024;
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  }
+
   /// What arrived and no read_response() took.
   [[nodiscard]] const std::string& received() const { return pending_; }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -15,7 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include "infra/net/tls_context.hpp"
 #include "tests/support/raw_http_client.hpp"
+#include "tests/support/run_tgw.hpp"
 #include "tests/support/test_device.hpp"
 
 namespace tgw::infra::http {
@@ -309,6 +312,195 @@ TEST(HttpServer, Answers500ForAHandlerThatThrowsOrGivesUp) {
     EXPECT_TRUE(c.read_response().starts_with("HTTP/1.1 500 ")) << path;
   }
   EXPECT_EQ(s.stats().handler_failures.load(), 2U);
+}
+
+// A streamed answer: the handler keeps the stream and pushes to it from its own thread.
+struct kept_stream {
+  std::mutex mutex;
+  std::shared_ptr<body_stream> stream;
+  std::atomic<bool> ended{false};
+};
+
+router streaming_routes(const std::shared_ptr<kept_stream>& kept) {
+  router r;
+  r.add("GET", "/events", [kept](request, responder done) {
+    response head;
+    head.content_type = "text/event-stream";
+    auto s = done.stream(std::move(head));
+    s->on_end([kept] { kept->ended = true; });
+    const std::lock_guard lock(kept->mutex);
+    kept->stream = s;
+  });
+  return r;
+}
+
+std::shared_ptr<body_stream> wait_for_stream(const std::shared_ptr<kept_stream>& kept) {
+  std::shared_ptr<body_stream> s;
+  EXPECT_TRUE(eventually([&] {
+    const std::lock_guard lock(kept->mutex);
+    s = kept->stream;
+    return s != nullptr;
+  }));
+  return s;
+}
+
+TEST(HttpServer, StreamsChunksAsTheyComeAndEndsWithTheLastOne) {
+  auto kept = std::make_shared<kept_stream>();
+  server s("127.0.0.1:0", streaming_routes(kept), patient());
+  raw_client c(s.port());
+  ASSERT_TRUE(c.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n"));
+  const auto stream = wait_for_stream(kept);
+  ASSERT_TRUE(c.read_until("\r\n\r\n"));
+  EXPECT_TRUE(c.received().starts_with("HTTP/1.1 200 OK\r\n")) << c.received();
+  EXPECT_NE(c.received().find("Transfer-Encoding: chunked\r\n"), std::string::npos);
+  EXPECT_EQ(stream->push(std::make_shared<const std::string>("data: 1\n\n")), push_result::queued);
+  ASSERT_TRUE(c.read_until("data: 1\n\n"));
+  EXPECT_EQ(stream->push(std::make_shared<const std::string>("data: 2\n\n")), push_result::queued);
+  stream->end("event: closing\n\n");
+  ASSERT_TRUE(c.closed_by_server());
+  const std::string& all = c.received();
+  EXPECT_NE(all.find("data: 2\n\n"), std::string::npos) << all;
+  EXPECT_NE(all.find("event: closing\n\n"), std::string::npos) << all;
+  EXPECT_TRUE(all.ends_with("0\r\n\r\n")) << all;  // the chunked body's end
+  EXPECT_TRUE(eventually([&] { return kept->ended.load(); }));
+  EXPECT_EQ(stream->push(std::make_shared<const std::string>("late")), push_result::ended);
+}
+
+TEST(HttpServer, RefusesAPushOverTheStreamsBudgetAndCutsWithTheLastWords) {
+  auto kept = std::make_shared<kept_stream>();
+  server_limits l = patient();
+  l.max_stream_queue_bytes = 64 * 1024;
+  server s("127.0.0.1:0", streaming_routes(kept), l);
+  raw_client c(s.port());
+  c.shrink_receive_buffer();
+  ASSERT_TRUE(c.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n"));
+  const auto stream = wait_for_stream(kept);
+  // The client reads nothing: the socket's buffers fill, then the stream's budget.
+  const auto chunk = std::make_shared<const std::string>(std::string(4096, 'x'));
+  bool refused = false;
+  for (int i = 0; i < 100'000 && !refused; ++i)
+    refused = stream->push(chunk) == push_result::over_budget;
+  ASSERT_TRUE(refused);
+  EXPECT_LE(stream->queued_bytes(), l.max_stream_queue_bytes);
+  stream->cut("event: closing\ndata: slow_client\n\n");
+  ASSERT_TRUE(c.closed_by_server());
+  EXPECT_NE(c.received().find("data: slow_client"), std::string::npos);
+  EXPECT_TRUE(eventually([&] { return kept->ended.load(); }));
+}
+
+TEST(HttpServer, EndsTheStreamWhenTheClientLeaves) {
+  auto kept = std::make_shared<kept_stream>();
+  server s("127.0.0.1:0", streaming_routes(kept), patient());
+  {
+    raw_client c(s.port());
+    ASSERT_TRUE(c.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n"));
+    ASSERT_TRUE(c.read_until("\r\n\r\n"));
+  }
+  EXPECT_TRUE(eventually([&] { return kept->ended.load(); }));
+  EXPECT_TRUE(eventually([&] { return s.stats().open.load() == 0; }));
+}
+
+TEST(HttpServer, ClosesAStreamWhoseClientStopsReadingAtTheWriteDeadline) {
+  auto kept = std::make_shared<kept_stream>();
+  server_limits l = patient();
+  l.stream_write_timeout = 300ms;
+  l.max_stream_queue_bytes = 64 * 1024 * 1024;
+  server s("127.0.0.1:0", streaming_routes(kept), l);
+  raw_client c(s.port());
+  c.shrink_receive_buffer();
+  ASSERT_TRUE(c.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n"));
+  const auto stream = wait_for_stream(kept);
+  const auto chunk = std::make_shared<const std::string>(std::string(64 * 1024, 'x'));
+  for (int i = 0; i < 256; ++i) (void)stream->push(chunk);
+  EXPECT_TRUE(eventually([&] { return kept->ended.load(); }));
+  EXPECT_EQ(s.stats().closed_for(close_reason::stream_stalled), 1U);
+}
+
+TEST(HttpServer, ARouteWithItsOwnDeadlineWaitsLongerThanTheServers) {
+  router r;
+  std::vector<std::thread> workers;
+  r.add(
+      "GET", "/wait",
+      [&workers](request, responder done) {
+        workers.emplace_back([done = std::move(done)]() mutable {
+          std::this_thread::sleep_for(600ms);
+          done(response::text(200, "waited\n"));
+        });
+      },
+      route_options{std::chrono::milliseconds{5000}});
+  r.add("GET", "/quick", [](request, responder) {});
+  server_limits l = patient();
+  l.request_timeout = 200ms;
+  {
+    server s("127.0.0.1:0", std::move(r), l);
+    raw_client c(s.port());
+    ASSERT_TRUE(c.send("GET /wait HTTP/1.1\r\nHost: t\r\n\r\n"));
+    EXPECT_TRUE(c.read_response().ends_with("waited\n"));
+  }
+  for (auto& w : workers) w.join();
+}
+
+TEST(HttpServer, CountsAnswersByRouteAndStatus) {
+  server s("127.0.0.1:0", plain_routes(), patient());
+  raw_client c(s.port());
+  for (const char* path : {"/ok", "/ok", "/nowhere"}) {
+    ASSERT_TRUE(c.send(std::string("GET ") + path + " HTTP/1.1\r\nHost: t\r\n\r\n"));
+    (void)c.read_response();
+  }
+  const auto& routes = s.stats().routes;
+  ASSERT_EQ(routes.size(), 3U);  // /ok, /echo, then what no route took
+  EXPECT_EQ(routes[0]->pattern, "/ok");
+  EXPECT_EQ(routes[0]->by_status[0].load(), 2U);  // 200
+  EXPECT_EQ(routes[2]->pattern, "unmatched");
+  std::uint64_t not_found = 0;
+  for (std::size_t i = 0; i < counted_statuses.size(); ++i)
+    if (counted_statuses[i] == 404) not_found = routes[2]->by_status[i].load();
+  EXPECT_EQ(not_found, 1U);
+  EXPECT_EQ(routes[0]->latency.bucket(latency_bounds.size()), 0U);
+}
+
+TEST(HttpServer, WordsItsOwnAnswersAsTheRouterSays) {
+  router r = plain_routes();
+  r.on_refusal([](unsigned status, std::string_view code, std::string_view) {
+    response j;
+    j.status = status;
+    j.content_type = "application/json";
+    j.body = "{\"code\":\"" + std::string(code) + "\"}";
+    return j;
+  });
+  server s("127.0.0.1:0", std::move(r), patient());
+  raw_client c(s.port());
+  ASSERT_TRUE(c.send("GET /nowhere HTTP/1.1\r\nHost: t\r\n\r\n"));
+  EXPECT_TRUE(c.read_response().ends_with("{\"code\":\"not_found\"}"));
+}
+
+TEST(HttpServer, ServesTlsWithOpenSslAndCountsAFailedHandshake) {
+  const std::string dir = ::testing::TempDir();
+  const auto made = test::run_command(
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+      "-subj /CN=localhost -keyout " +
+      dir + "/http.key -out " + dir + "/http.crt");
+  ASSERT_EQ(made.exit_code, 0) << made.out;
+  net::tls_settings t;
+  t.cert_file = dir + "/http.crt";
+  t.key_file = dir + "/http.key";
+  std::string error;
+  auto context = net::tls_server_context::load(t, error);
+  ASSERT_TRUE(context) << error;
+  auto tls = std::make_shared<net::tls_context_source>(t, std::move(context));
+  server s("127.0.0.1:0", plain_routes(), patient(), nullptr, 1, tls);
+  const std::string url = "https://localhost:" + std::to_string(s.port());
+  for (int i = 0; i < 2; ++i) {  // the second on a context made once
+    const auto r =
+        test::run_command("curl -s --cacert " + dir + "/http.crt " + url + "/ok " + url + "/ok");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(r.out, "ok\nok\n");
+  }
+  // Plain HTTP on the TLS port is no handshake.
+  raw_client c(s.port());
+  ASSERT_TRUE(c.send(get_ok));
+  ASSERT_TRUE(c.closed_by_server());
+  EXPECT_TRUE(eventually([&] { return s.stats().closed_for(close_reason::tls_handshake) == 1; }));
 }
 
 TEST(HttpServer, NamesATakenAddressAsInUse) {
