@@ -37,10 +37,15 @@ class connection_reply final : public reply_sink {
   }
 
   std::shared_ptr<body_stream> open_stream(response head) override {
-    auto channel =
-        std::make_shared<stream_channel>(state_, io_, to_, state_->limits.max_stream_queue_bytes);
+    // The head and every chunk after it go through one strand, in the order they were
+    // given. A post to the io_context from its own thread runs only once the handler
+    // there returns: a chunk pushed meanwhile from another thread would come before
+    // the stream is open, and be dropped.
+    const asio::any_io_executor ordered = asio::make_strand(io_);
+    auto channel = std::make_shared<stream_channel>(state_, ordered, to_,
+                                                    state_->limits.max_stream_queue_bytes);
     const bool posted = post_while_alive(
-        *state_, io_,
+        *state_, ordered,
         [to = to_, generation = generation_, head = std::move(head), channel]() mutable {
           if (const auto c = to.lock())
             c->open_stream(std::move(head), std::move(channel), generation);

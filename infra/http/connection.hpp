@@ -62,7 +62,9 @@ class connection_base : public std::enable_shared_from_this<connection_base> {
 };
 
 /// The body_stream of one connection: counts what is queued against the budget on the
-/// producer's thread, posts each chunk to the connection's io thread.
+/// producer's thread, posts each chunk to the connection's io thread through the
+/// stream's strand (`io`), so that chunks come after the head and in the order pushed
+/// whichever thread pushes them.
 class stream_channel final : public body_stream {
  public:
   stream_channel(std::shared_ptr<server_state> state, asio::any_io_executor io,

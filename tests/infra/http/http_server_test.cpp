@@ -366,6 +366,37 @@ TEST(HttpServer, StreamsChunksAsTheyComeAndEndsWithTheLastOne) {
   EXPECT_EQ(stream->push(std::make_shared<const std::string>("late")), push_result::ended);
 }
 
+// A producer on another thread may push before the handler that opened the stream has
+// returned: what it pushes then comes after the head and what the handler pushed, not
+// lost (a post from the io thread itself runs only once its handler returns, so the
+// chunk from the other thread would otherwise come before the stream is open).
+TEST(HttpServer, KeepsAChunkPushedFromAnotherThreadBeforeTheHandlerReturns) {
+  router r;
+  r.add("GET", "/events", [](request, responder done) {
+    response head;
+    head.content_type = "text/event-stream";
+    auto s = done.stream(std::move(head));
+    (void)s->push(std::make_shared<const std::string>(": open\n\n"));
+    std::thread([s] { (void)s->push(std::make_shared<const std::string>("data: 1\n\n")); }).join();
+    (void)s->push(std::make_shared<const std::string>("data: 2\n\n"));
+    s->end("event: closing\n\n");
+  });
+  server s("127.0.0.1:0", std::move(r), patient());
+  raw_client c(s.port());
+  ASSERT_TRUE(c.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n"));
+  ASSERT_TRUE(c.closed_by_server());
+  const std::string& all = c.received();
+  const auto open = all.find(": open\n\n");
+  const auto one = all.find("data: 1\n\n");
+  const auto two = all.find("data: 2\n\n");
+  ASSERT_NE(open, std::string::npos) << all;
+  ASSERT_NE(one, std::string::npos) << all;
+  ASSERT_NE(two, std::string::npos) << all;
+  EXPECT_LT(open, one) << all;
+  EXPECT_LT(one, two) << all;
+  EXPECT_NE(all.find("event: closing\n\n"), std::string::npos) << all;
+}
+
 TEST(HttpServer, RefusesAPushOverTheStreamsBudgetAndCutsWithTheLastWords) {
   auto kept = std::make_shared<kept_stream>();
   server_limits l = patient();
