@@ -47,8 +47,14 @@ class event_streams {
   virtual ~event_streams() = default;
   /// Positions per event id, once the sources are known (0 before).
   [[nodiscard]] virtual std::size_t sources() const = 0;
+  /// Whether the reader knows the streams now (false while Redis is unreachable).
+  [[nodiscard]] virtual bool reading() const = 0;
   /// Whether a client would be taken now; a 503 in `error` when not.
   [[nodiscard]] virtual bool admits(api_error& error) const = 0;
+  /// Calls `then(true)` once the sources are known (at once when they are), or
+  /// `then(false)` when they are not within `within` (Redis unreachable) or too many
+  /// wait already; from the caller's thread or the reader's, never with a lock held.
+  virtual void when_ready(std::chrono::milliseconds within, std::function<void(bool)> then) = 0;
   /// Follows `filter` into `out` from `from` (or from now); false with `error`.
   virtual bool subscribe(std::shared_ptr<http::body_stream> out, event_filter filter,
                          std::optional<event_cursor> from, api_error& error) = 0;

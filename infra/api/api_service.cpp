@@ -46,6 +46,16 @@ response overloaded() {
   return r;
 }
 
+// How long GET /v1/events waits for the reader to know the streams before a 503.
+constexpr std::chrono::seconds events_ready_wait{10};
+
+response events_unavailable() {
+  response r = error_response(503, "unavailable",
+                              "the event streams cannot be read now (Redis unreachable)");
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
 json cursor_or_null(const std::string& c) {
   return c.empty() ? json(nullptr) : json(c);
 }
@@ -377,31 +387,35 @@ void add_event_routes(http::router& routes, const std::shared_ptr<const context>
       if (!kinds) return done(error_response(e));
       filter.kinds = *kinds;
     }
-    auto* hub = ctx->parts.events.get();
-    if (hub == nullptr || hub->sources() == 0) {
-      response r503 = error_response(503, "unavailable",
-                                     "the event streams cannot be read now (Redis unreachable)");
-      r503.headers.emplace_back("Retry-After", "1");
-      return done(std::move(r503));
-    }
-    std::optional<event_cursor> from;
+    // The hub answers every waiter before it goes: a plain pointer (a shared one in its
+    // own waiters would keep it alive from its own thread).
+    event_streams* hub = ctx->parts.events.get();
+    if (hub == nullptr) return done(events_unavailable());
     const auto header = r.header("last-event-id");
-    const auto last =
-        header ? std::optional<std::string>(std::string(*header)) : q->one("last_event_id");
-    if (last && !last->empty()) {
-      from = parse_event_cursor(*last, hub->sources(), e);
-      if (!from) return done(error_response(e));
-    }
-    response head;
-    head.status = 200;
-    head.content_type = "text/event-stream";
-    head.headers = {{"Cache-Control", "no-store"}, {"X-Accel-Buffering", "no"}};
-    // Admitted first, then the head: a refusal is still a plain error answer.
-    if (!hub->admits(e)) return done(error_response(e));
-    auto out = done.stream(std::move(head));
-    if (!hub->subscribe(out, std::move(filter), std::move(from), e))
-      out->end("event: closing\ndata: " + json{{"code", e.code}, {"message", e.message}}.dump() +
-               "\n\n");
+    auto last = header ? std::optional<std::string>(std::string(*header)) : q->one("last_event_id");
+    // Until the reader knows the streams (just started, or Redis back) the request waits
+    // a little rather than being refused: an EventSource never retries a refusal.
+    auto answer = std::make_shared<responder>(std::move(done));
+    hub->when_ready(events_ready_wait, [hub, answer, filter = std::move(filter),
+                                        last = std::move(last)](bool ready) mutable {
+      if (!ready) return (*answer)(events_unavailable());
+      api_error why;
+      std::optional<event_cursor> from;
+      if (last && !last->empty()) {
+        from = parse_event_cursor(*last, hub->sources(), why);
+        if (!from) return (*answer)(error_response(why));
+      }
+      response head;
+      head.status = 200;
+      head.content_type = "text/event-stream";
+      head.headers = {{"Cache-Control", "no-store"}, {"X-Accel-Buffering", "no"}};
+      // Admitted first, then the head: a refusal is still a plain error answer.
+      if (!hub->admits(why)) return (*answer)(error_response(why));
+      auto out = answer->stream(std::move(head));
+      if (!hub->subscribe(out, std::move(filter), std::move(from), why))
+        out->end("event: closing\ndata: " +
+                 json{{"code", why.code}, {"message", why.message}}.dump() + "\n\n");
+    });
   });
 }
 
@@ -414,6 +428,10 @@ void add_service_routes(http::router& routes, const std::shared_ptr<const contex
   });
   routes.get("/healthz", [](const request&) { return response::text(200, "ok\n"); });
   routes.add("GET", "/readyz", [ctx](request, responder done) {
+    // Not ready until the events reader knows the streams: a balancer sends no client
+    // here before it can follow them.
+    if (ctx->parts.events && !ctx->parts.events->reading())
+      return done(response::text(503, "not ready: the event streams cannot be read now\n"));
     ctx->run(std::move(done), [](api_store& store) {
       std::string error;
       if (store.reachable(error)) return response::text(200, "ready\n");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -141,6 +142,12 @@ event_hub::~event_hub() {
   catch_up_wake_.notify_all();
   live_thread_.join();
   catch_up_thread_.join();
+  std::vector<waiter> waiting;
+  {
+    const std::lock_guard lock(mutex_);
+    waiting.swap(waiters_);
+  }
+  for (waiter& w : waiting) w.then(false);
   const std::lock_guard lock(mutex_);
   for (const auto& list : {&live_clients_, &catching_up_})
     for (const auto& c : *list) c->out->end(closing("shutdown", "the API is stopping"));
@@ -149,6 +156,11 @@ event_hub::~event_hub() {
 std::size_t event_hub::sources() const {
   const std::lock_guard lock(mutex_);
   return keys_.size();
+}
+
+bool event_hub::reading() const {
+  const std::lock_guard lock(mutex_);
+  return known_;
 }
 
 std::size_t event_hub::clients() const {
@@ -173,6 +185,30 @@ bool event_hub::admits_locked(api_error& error) const {
     return false;
   }
   return true;
+}
+
+void event_hub::when_ready(std::chrono::milliseconds within, std::function<void(bool)> then) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (!known_ && !stop_ && waiters_.size() < limits_.max_clients) {
+      waiters_.push_back({clock::now() + within, std::move(then)});
+      return;
+    }
+  }
+  then(sources() != 0);
+}
+
+void event_hub::answer_waiters(bool known) {
+  std::vector<waiter> due;
+  {
+    const std::lock_guard lock(mutex_);
+    const auto now = clock::now();
+    auto late = std::partition(waiters_.begin(), waiters_.end(),
+                               [&](const waiter& w) { return !known && w.until > now; });
+    std::move(late, waiters_.end(), std::back_inserter(due));
+    waiters_.erase(late, waiters_.end());
+  }
+  for (waiter& w : due) w.then(known);
 }
 
 bool event_hub::subscribe(std::shared_ptr<http::body_stream> out, event_filter filter,
@@ -228,9 +264,11 @@ bool event_hub::know_sources(redis::connection& conn) {
     if (!e.empty()) newest[i] = e.front().id;
   }
   const std::lock_guard lock(mutex_);
+  // Back after a Redis failure (or a failover) with the same streams: the live clients
+  // go on from where they were, so that what was written meanwhile reaches them too.
+  if (keys != keys_ || live_.size() != keys.size()) live_ = std::move(newest);
   shards_ = std::move(*shards);
   keys_ = std::move(keys);
-  live_ = std::move(newest);
   known_ = true;
   return true;
 }
@@ -262,6 +300,7 @@ void event_hub::run_live() {
   while (!stop_) {
     redis::connection conn(o);
     bool ok = know_sources(conn);
+    answer_waiters(ok);
     while (ok && !stop_) {
       bool idle;
       {
@@ -283,6 +322,7 @@ void event_hub::run_live() {
       known_ = false;
     }
     std::this_thread::sleep_for(retry_pause);
+    answer_waiters(false);
   }
 }
 

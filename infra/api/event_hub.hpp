@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -49,6 +50,10 @@ class event_hub final : public event_streams {
   /// Whether a client would be taken now (sources known, below max_clients); a 503 in
   /// `error` when not. A check only: subscribe() decides.
   [[nodiscard]] bool admits(api_error& error) const override;
+  /// A client that comes before the sources are known (the API has just started, or
+  /// Redis came back) waits for them instead of being refused: an EventSource takes a
+  /// refusal as final and stops reconnecting. At most max_clients wait.
+  void when_ready(std::chrono::milliseconds within, std::function<void(bool)> then) override;
   /// Follows `filter` into `out`, from `from` when given (a parsed Last-Event-ID) or
   /// from now. False with a 503 in `error` when max_clients follow already, or the
   /// sources are not known yet (Redis unreachable); `from` of the wrong size is a 400.
@@ -57,6 +62,7 @@ class event_hub final : public event_streams {
 
   /// Sources per cursor, once known (0 before).
   [[nodiscard]] std::size_t sources() const override;
+  [[nodiscard]] bool reading() const override;
   [[nodiscard]] std::size_t clients() const override;
   [[nodiscard]] std::uint64_t events_sent() const override {
     return sent_.load(std::memory_order_relaxed);
@@ -67,6 +73,12 @@ class event_hub final : public event_streams {
 
  private:
   struct client;
+  struct waiter {
+    std::chrono::steady_clock::time_point until;
+    std::function<void(bool)> then;
+  };
+  /// Answers the waiters: every one when `known`, else those whose time is up.
+  void answer_waiters(bool known);
   /// admits(), with mutex_ held.
   bool admits_locked(api_error& error) const;
   void run_live();
@@ -92,6 +104,7 @@ class event_hub final : public event_streams {
   bool known_ = false;
   std::vector<std::shared_ptr<client>> live_clients_;
   std::vector<std::shared_ptr<client>> catching_up_;
+  std::vector<waiter> waiters_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> sent_{0};
   std::atomic<std::uint64_t> cut_{0};

@@ -129,7 +129,7 @@ TEST_F(ApiEndToEnd, PostWaitReturnsTheDevicesReplyByteExact) {
   const std::string reply = "Ver:03.28.07 GPS:1\r\n";
   answering_device d(gateway_.port, imei, reply);
   ASSERT_TRUE(d.accepted());
-  const auto a = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=10",
+  const auto a = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=60",
                       "/v1/devices/{imei}/commands", R"({"text":"getver","codec":12})");
   ASSERT_EQ(a.status, 200) << a.body;
   const json j = json::parse(a.body);
@@ -160,7 +160,7 @@ TEST_F(ApiEndToEnd, AReplyThatIsNoTextComesAsItsBytes) {
   const std::string reply("\xc5\x01\x1b[2J\xff\x00Z", 8);
   answering_device d(gateway_.port, imei, reply);
   ASSERT_TRUE(d.accepted());
-  const auto a = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=10",
+  const auto a = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=60",
                       "/v1/devices/{imei}/commands", R"({"text":"getrs232"})");
   ASSERT_EQ(a.status, 200) << a.body;
   const json j = json::parse(a.body);
@@ -194,7 +194,7 @@ TEST_F(ApiEndToEnd, AnOfflineDeviceFailsAtOnceUnlessQueued) {
         return d.status == 200 && json::parse(d.body)["online"] == false;
       },
       20s));
-  const auto a = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=5",
+  const auto a = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=60",
                       "/v1/devices/{imei}/commands", R"({"text":"getinfo"})");
   ASSERT_EQ(a.status, 200) << a.body;
   EXPECT_EQ(json::parse(a.body)["status"], "failed");
@@ -204,11 +204,18 @@ TEST_F(ApiEndToEnd, AnOfflineDeviceFailsAtOnceUnlessQueued) {
 TEST_F(ApiEndToEnd, AQueuedCommandCompletesWhenTheDeviceConnects) {
   raw_answer answer;
   std::thread poster([&] {
-    answer = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=30",
+    answer = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=60",
                   "/v1/devices/{imei}/commands", R"({"text":"getgps","queue_if_offline":true})");
   });
-  // The device connects while the request waits; its queue is drained to it.
-  std::this_thread::sleep_for(500ms);
+  // The device connects while the request waits (the command queued); its queue is
+  // drained to it.
+  EXPECT_TRUE(eventually(
+      [&] {
+        const auto h = call("GET", std::string("/v1/devices/") + imei + "/commands",
+                            "/v1/devices/{imei}/commands");
+        return h.status == 200 && !json::parse(h.body)["commands"].empty();
+      },
+      20s));
   answering_device d(gateway_.port, imei, "GPS:1");
   ASSERT_TRUE(d.accepted());
   poster.join();
@@ -221,7 +228,7 @@ TEST_F(ApiEndToEnd, AQueuedCommandCompletesWhenTheDeviceConnects) {
 TEST_F(ApiEndToEnd, OneIdempotencyKeyReachesTheDeviceOnceWhateverTheRetries) {
   answering_device d(gateway_.port, imei, "done");
   ASSERT_TRUE(d.accepted());
-  const std::string target = std::string("/v1/devices/") + imei + "/commands?wait=10";
+  const std::string target = std::string("/v1/devices/") + imei + "/commands?wait=60";
   const std::string route = "/v1/devices/{imei}/commands";
   const std::string body = R"({"text":"setdigout 1"})";
   const std::string key = "Idempotency-Key: 7b0e3c9a-retry-1\r\n";
@@ -347,6 +354,19 @@ class sse_client {
     return out;
   }
 
+  /// Whether the stream opened (a 200, and the comment the API sends once the client
+  /// follows: events written from then on reach it) within `within`.
+  bool opened(std::chrono::milliseconds within = 20s) {
+    const auto until = std::chrono::steady_clock::now() + within;
+    while (!opened_ && std::chrono::steady_clock::now() < until) {
+      if (!c_.read_more(200ms)) continue;
+      const std::string& got = c_.received();
+      if (got.find("\r\n") != std::string::npos && !got.starts_with("HTTP/1.1 200 ")) return false;
+      feed(c_.received());
+    }
+    return opened_;
+  }
+
   /// What came, for a failure's message.
   [[nodiscard]] const std::string& received() const { return c_.received(); }
 
@@ -383,6 +403,7 @@ class sse_client {
         if (l.starts_with("id: ")) e.id = l.substr(4);
         if (l.starts_with("event: ")) e.type = l.substr(7);
         if (l.starts_with("data: ")) e.data = l.substr(6);
+        if (l == ": tgw events") opened_ = true;
       }
       if (!e.type.empty()) events_.push_back(e);
     }
@@ -390,6 +411,7 @@ class sse_client {
   raw_client c_;
   std::size_t consumed_ = 0;
   bool head_done_ = false;
+  bool opened_ = false;
   std::string raw_, text_;
   std::vector<sse_event> events_;
 };
@@ -401,7 +423,7 @@ TEST_F(ApiEndToEnd, EventsResumeFromLastEventIdWithoutAGap) {
   std::set<std::string> ts;
   {
     sse_client first(api_.port, ops_, std::string("?types=record&imei=") + imei);
-    std::this_thread::sleep_for(300ms);
+    ASSERT_TRUE(first.opened()) << first.received();
     d.send_records(3, 1700000000000);
     const auto got = first.next(3);
     ASSERT_EQ(got.size(), 3U) << first.received();
@@ -411,9 +433,17 @@ TEST_F(ApiEndToEnd, EventsResumeFromLastEventIdWithoutAGap) {
     }
     last = got.back().id;
   }
-  // Away: records come meanwhile, and are sent on reconnection.
+  // Away: records come meanwhile (stored before the client is back), and are sent on
+  // reconnection.
   d.send_records(2, 1700000010000);
-  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(eventually(
+      [&] {
+        const auto r =
+            call("GET", std::string("/v1/devices/") + imei + "/records?from=2020-01-01T00:00:00Z",
+                 "/v1/devices/{imei}/records");
+        return r.status == 200 && json::parse(r.body)["records"].size() == 5;
+      },
+      20s));
   sse_client again(api_.port, ops_, std::string("?types=record&imei=") + imei, last);
   d.send_records(1, 1700000020000);
   const auto got = again.next(3);
@@ -425,10 +455,10 @@ TEST_F(ApiEndToEnd, EventsResumeFromLastEventIdWithoutAGap) {
 
 TEST_F(ApiEndToEnd, EventsTellSessionChangesAndCommandOutcomes) {
   sse_client events(api_.port, ops_, "?types=session,command");
-  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(events.opened()) << events.received();
   answering_device d(gateway_.port, imei, "OK");
   ASSERT_TRUE(d.accepted());
-  const auto a = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=10",
+  const auto a = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=60",
                       "/v1/devices/{imei}/commands", R"({"text":"getinfo"})");
   ASSERT_EQ(a.status, 200) << a.body;
   const auto got = events.next(2);
@@ -503,6 +533,32 @@ TEST_F(ApiEndToEnd, MetricsCountRequestsByRouteAndStatus) {
                                    "{imei}\",status=\"400\"} "),
             1.0)
       << text;
+}
+
+// An EventSource takes a refusal as final: a client that comes while the API cannot read
+// the streams (just started, or Redis away) waits for them, and follows once they are.
+TEST(ApiEventsWhileRedisIsAway, AClientWaitsForTheStreamsInsteadOfBeingRefused) {
+  if (redis_backend::on_cluster()) GTEST_SKIP() << "stops a single redis-server";
+  redis_server redis;
+  const std::string tokens = ::testing::TempDir() + "/api-outage-tokens";
+  std::remove(tokens.c_str());
+  const std::string token = add_token(tokens, "follower", "events");
+  ASSERT_FALSE(token.empty());
+  const auto api = start_api(redis.url(), "outage", {"--tokens", tokens});
+  ASSERT_NE(api.port, 0) << "tgw api did not start";
+  redis.stop();
+  ASSERT_TRUE(eventually(
+      [&] {
+        return http_get(api.port, "/readyz").find("event streams cannot be read") !=
+               std::string::npos;
+      },
+      20s))
+      << "the reader did not notice that Redis went away";
+  sse_client events(api.port, token, "?types=record");
+  redis.start();
+  EXPECT_TRUE(events.opened()) << events.received();
+  EXPECT_TRUE(eventually(
+      [&] { return http_get(api.port, "/readyz").find(" 200 ") != std::string::npos; }, 20s));
 }
 
 }  // namespace

@@ -23,12 +23,11 @@ struct api_process {
 
 /// Starts `tgw api --listen 127.0.0.1:PORT --redis URL` with `extra` flags; port 0 when
 /// it did not answer /healthz (over HTTPS with --tls-cert) within 20 s.
-inline api_process start_api(const redis_backend& backend, const std::string& name,
+inline api_process start_api(const std::string& redis_url, const std::string& name,
                              const std::vector<std::string>& extra) {
   api_process a{free_port(), nullptr};
-  std::vector<std::string> argv = {TGW_BINARY, "api",
-                                   "--listen", "127.0.0.1:" + std::to_string(a.port),
-                                   "--redis",  backend.url()};
+  std::vector<std::string> argv = {
+      TGW_BINARY, "api", "--listen", "127.0.0.1:" + std::to_string(a.port), "--redis", redis_url};
   argv.insert(argv.end(), extra.begin(), extra.end());
   a.process = std::make_unique<child_process>(argv, ::testing::TempDir() + "/api-" + name + ".log");
   // Over TLS, plain HTTP gets no answer: curl probes it (any certificate will do here).
@@ -41,6 +40,11 @@ inline api_process start_api(const redis_backend& backend, const std::string& na
   };
   if (!eventually(healthy, std::chrono::seconds{20})) a.port = 0;
   return a;
+}
+
+inline api_process start_api(const redis_backend& backend, const std::string& name,
+                             const std::vector<std::string>& extra) {
+  return start_api(backend.url(), name, extra);
 }
 
 /// `tgw api token add NAME --scopes SCOPES --tokens FILE`: the token it printed.
