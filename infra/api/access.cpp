@@ -1,6 +1,7 @@
 #include "infra/api/access.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 namespace tgw::infra::api {
 namespace {
@@ -13,6 +14,13 @@ http::response unauthorized(std::string_view message) {
   http::response r = error_response(401, "unauthorized", message);
   r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"tgw\"");
   return r;
+}
+
+// A rate as --rate took it: "50", "0.5" (a cast to an integer would say 0).
+std::string rate_text(double per_second) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", per_second);
+  return text;
 }
 
 }  // namespace
@@ -82,8 +90,7 @@ std::optional<caller> access_control::admit(const http::request& r, scope needed
   if (!it->second.take(now)) {
     refusal = error_response(429, "rate_limited",
                              "the token '" + who.name + "' is over its rate of " +
-                                 std::to_string(static_cast<long long>(per_second_)) +
-                                 " requests a second");
+                                 rate_text(per_second_) + " requests a second");
     const double wait = per_second_ > 0 ? std::ceil(1.0 / per_second_) : 1.0;
     refusal.headers.emplace_back("Retry-After", std::to_string(static_cast<long long>(wait)));
     return std::nullopt;

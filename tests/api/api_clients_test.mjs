@@ -157,7 +157,7 @@ after(() => {
 });
 
 test('fetch: a command with ?wait returns the reply byte-exact', async () => {
-  const r = await call('POST', `/v1/devices/${imei}/commands?wait=10`, '/v1/devices/{imei}/commands', { text: 'getver' });
+  const r = await call('POST', `/v1/devices/${imei}/commands?wait=30`, '/v1/devices/{imei}/commands', { text: 'getver' });
   assert.equal(r.status, 200);
   assert.equal(r.json.status, 'responded');
   assert.equal(r.json.response, reply.toString('utf8'));
@@ -172,7 +172,7 @@ test('fetch: one Idempotency-Key, one command however often it is sent', async (
   const before = tracker.commands.length;
   const key = { 'Idempotency-Key': 'node-7f1c' };
   const answers = await Promise.all([1, 2, 3].map(() =>
-    call('POST', `/v1/devices/${imei}/commands?wait=10`, '/v1/devices/{imei}/commands', { text: 'getinfo' }, key)));
+    call('POST', `/v1/devices/${imei}/commands?wait=30`, '/v1/devices/{imei}/commands', { text: 'getinfo' }, key)));
   assert.equal(new Set(answers.map((a) => a.json.command_id)).size, 1);
   assert.equal(tracker.commands.length - before, 1);
 });
@@ -200,19 +200,23 @@ test('EventSource: reconnects with Last-Event-ID across an API restart and misse
     },
   });
   es.addEventListener('record', (e) => seen.push(JSON.parse(e.data).ts));
-  await until('the stream opens', () => es.readyState === EventSource.OPEN);
   const t0 = 1710000000000;
-  await tracker.records(t0, 3);
-  await until('the first records', () => seen.length >= 3);
-  // The API goes away while records keep coming; the client reconnects by itself.
-  api.kill('SIGKILL');
-  await tracker.records(t0 + 10000, 3);
-  startApi();
-  await until('tgw api again', async () => (await fetch(`http://127.0.0.1:${apiPort}/healthz`)).ok);
-  await until('the resumed records', () => seen.length >= 6, 30);
-  await tracker.records(t0 + 20000, 2);
-  await until('the live records', () => seen.length >= 8, 20);
-  es.close();
+  // Closed however the test ends: an open EventSource keeps the process alive.
+  try {
+    await until('the stream opens', () => es.readyState === EventSource.OPEN);
+    await tracker.records(t0, 3);
+    await until('the first records', () => seen.length >= 3);
+    // The API goes away while records keep coming; the client reconnects by itself.
+    api.kill('SIGKILL');
+    await tracker.records(t0 + 10000, 3);
+    startApi();
+    await until('tgw api again', async () => (await fetch(`http://127.0.0.1:${apiPort}/healthz`)).ok);
+    await until('the resumed records', () => seen.length >= 6, 30);
+    await tracker.records(t0 + 20000, 2);
+    await until('the live records', () => seen.length >= 8, 20);
+  } finally {
+    es.close();
+  }
   const expected = [0, 1, 2, 10, 11, 12, 20, 21].map((s) => String(t0 + s * 1000));
   assert.deepEqual(seen, expected);
   assert.ok(resumedWith.length >= 1, 'the client reconnected with Last-Event-ID');

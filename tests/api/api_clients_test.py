@@ -121,7 +121,7 @@ class ApiClients(unittest.TestCase):
         return r.status, dict(r.getheaders()), json.loads(text) if text else None
 
     def test_a_command_and_its_reply_byte_exact(self):
-        status, headers, j = self.call("POST", f"/v1/devices/{IMEI}/commands?wait=10",
+        status, headers, j = self.call("POST", f"/v1/devices/{IMEI}/commands?wait=30",
                                        "/v1/devices/{imei}/commands", {"text": "getver"})
         self.assertEqual(status, 200, j)
         self.assertEqual(j["status"], "responded")
@@ -134,7 +134,7 @@ class ApiClients(unittest.TestCase):
         status, _, j = self.call("GET", "/v1/devices", "/v1/devices")
         self.assertEqual(status, 200)
         self.assertIn(IMEI, [d["imei"] for d in j["devices"]])
-        self.call("POST", f"/v1/devices/{IMEI}/commands?wait=10", "/v1/devices/{imei}/commands",
+        self.call("POST", f"/v1/devices/{IMEI}/commands?wait=30", "/v1/devices/{imei}/commands",
                   {"text": "getinfo"})
         status, _, h = self.call("GET", f"/v1/devices/{IMEI}/commands",
                                  "/v1/devices/{imei}/commands")
