@@ -428,10 +428,12 @@ void add_service_routes(http::router& routes, const std::shared_ptr<const contex
   });
   routes.get("/healthz", [](const request&) { return response::text(200, "ok\n"); });
   routes.add("GET", "/readyz", [ctx](request, responder done) {
-    // Not ready until the events reader knows the streams: a balancer sends no client
-    // here before it can follow them.
+    // Not ready until the events reader knows the streams and the watcher follows the
+    // command outcomes: a balancer sends no client here before they can be served.
     if (ctx->parts.events && !ctx->parts.events->reading())
       return done(response::text(503, "not ready: the event streams cannot be read now\n"));
+    if (ctx->parts.watcher && !ctx->parts.watcher->following())
+      return done(response::text(503, "not ready: command outcomes cannot be awaited now\n"));
     ctx->run(std::move(done), [](api_store& store) {
       std::string error;
       if (store.reachable(error)) return response::text(200, "ready\n");

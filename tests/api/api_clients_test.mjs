@@ -144,7 +144,7 @@ before(async () => {
   token = execFileSync(tgw, ['api', 'token', 'add', 'node-backoffice', '--scopes', 'read,command,events', '--tokens', tokens],
     { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
   startApi();
-  await until('tgw api', async () => (await fetch(`http://127.0.0.1:${apiPort}/healthz`)).ok);
+  await until('tgw api', async () => (await fetch(`http://127.0.0.1:${apiPort}/readyz`)).ok);
   await until('the gateway', () => new Promise((r) => net.connect(gatewayPort, '127.0.0.1').on('connect', function () { this.destroy(); r(true); }).on('error', () => r(false))));
   tracker = new Tracker(gatewayPort);
   await tracker.hello();
@@ -210,6 +210,8 @@ test('EventSource: reconnects with Last-Event-ID across an API restart and misse
     api.kill('SIGKILL');
     await tracker.records(t0 + 10000, 3);
     startApi();
+    // Alive, not necessarily ready: a client that comes before the streams are read
+    // waits for them (an EventSource never retries a refusal).
     await until('tgw api again', async () => (await fetch(`http://127.0.0.1:${apiPort}/healthz`)).ok);
     await until('the resumed records', () => seen.length >= 6, 30);
     await tracker.records(t0 + 20000, 2);

@@ -8,6 +8,7 @@ import http.client
 import json
 import os
 import re
+import selectors
 import socket
 import struct
 import subprocess
@@ -89,7 +90,7 @@ class ApiClients(unittest.TestCase):
                              "--instance-id", "gw-py", "--api-addr", f"127.0.0.1:{cls.api}",
                              "--api-tokens", cls.tokens],
                             stdout=subprocess.DEVNULL, stderr=open(os.path.join(cls.dir, "gw.log"), "wb"))
-        assert wait_until(lambda: cls.status("GET", "/healthz") == 200, 20), "no API"
+        assert wait_until(lambda: cls.status("GET", "/readyz") == 200, 20), "no API"
         cls.tracker = Tracker(cls.port)
         cls.tracker.start()
 
@@ -163,14 +164,36 @@ class ApiClients(unittest.TestCase):
             # that never ends by itself.
             streaming = any(w.startswith("-") and not w.startswith("--") and "N" in w
                             for w in command.split())
-            run = f"timeout 3 {command}" if streaming else command
-            r = subprocess.run(["bash", "-c", run], env=env, capture_output=True, text=True,
-                               timeout=60)
             if streaming:
-                self.assertIn(": tgw events", r.stdout, command)
+                self.assertIn(": tgw events", stream_start(command, env), command)
                 continue
+            r = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True,
+                               timeout=60)
             self.assertEqual(r.returncode, 0, f"{command}\n{r.stdout}\n{r.stderr}")
             self.assertTrue(r.stdout.strip(), command)
+
+
+def stream_start(command, env, within=30):
+    """What a command that streams (curl -N) printed until the API's opening comment came,
+    or until `within` seconds passed; the command is stopped then."""
+    p = subprocess.Popen(["bash", "-c", f"exec {command}"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    got = b""
+    try:
+        end = time.monotonic() + within
+        with selectors.DefaultSelector() as sel:
+            sel.register(p.stdout, selectors.EVENT_READ)
+            while b": tgw events" not in got and time.monotonic() < end:
+                if sel.select(timeout=0.2):
+                    chunk = os.read(p.stdout.fileno(), 4096)
+                    if not chunk:
+                        break
+                    got += chunk
+    finally:
+        p.kill()
+        p.wait()
+        p.stdout.close()
+    return got.decode(errors="replace")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ struct api_process {
 };
 
 /// Starts `tgw api --listen 127.0.0.1:PORT --redis URL` with `extra` flags; port 0 when
-/// it did not answer /healthz (over HTTPS with --tls-cert) within 20 s.
+/// it was not ready (/readyz: Redis, the event streams, the outcome watcher; over HTTPS
+/// with --tls-cert) within 20 s.
 inline api_process start_api(const std::string& redis_url, const std::string& name,
                              const std::vector<std::string>& extra) {
   api_process a{free_port(), nullptr};
@@ -34,9 +35,9 @@ inline api_process start_api(const std::string& redis_url, const std::string& na
   const bool tls = std::find(extra.begin(), extra.end(), "--tls-cert") != extra.end();
   const auto healthy = [&] {
     if (tls)
-      return run_command("curl -sfk https://127.0.0.1:" + std::to_string(a.port) + "/healthz")
+      return run_command("curl -sfk https://127.0.0.1:" + std::to_string(a.port) + "/readyz")
                  .exit_code == 0;
-    return http_get(a.port, "/healthz").find(" 200 ") != std::string::npos;
+    return http_get(a.port, "/readyz").find(" 200 ") != std::string::npos;
   };
   if (!eventually(healthy, std::chrono::seconds{20})) a.port = 0;
   return a;
