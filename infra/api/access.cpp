@@ -1,7 +1,7 @@
 #include "infra/api/access.hpp"
 
 #include <cmath>
-#include <cstdio>
+#include <sstream>
 
 namespace tgw::infra::api {
 namespace {
@@ -18,9 +18,9 @@ http::response unauthorized(std::string_view message) {
 
 // A rate as --rate took it: "50", "0.5" (a cast to an integer would say 0).
 std::string rate_text(double per_second) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", per_second);
-  return text;
+  std::ostringstream text;
+  text << per_second;
+  return text.str();
 }
 
 }  // namespace
