@@ -103,7 +103,8 @@ void tcp_server::accept_next() {
         if (settings_->security.refusals)
           settings_->security.refusals->count(metrics::refusal::max_connections);
         refusal_log(metrics::refusal::max_connections)
-            .log(spdlog::level::warn, "device port: {} connections open; refusing more (--max-connections)",
+            .log(spdlog::level::warn,
+                 "device port: {} connections open; refusing more (--max-connections)",
                  settings_->limits.max_connections);
         boost::system::error_code ignored;
         socket.close(ignored);
