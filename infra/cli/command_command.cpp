@@ -234,14 +234,6 @@ int run_watch(const common_settings& s) {
   return 0;
 }
 
-const CLI::Validator imei_check(
-    [](std::string& text) {
-      const bool ok = text.size() == 15 && std::all_of(text.begin(), text.end(),
-                                                       [](char c) { return c >= '0' && c <= '9'; });
-      return ok ? std::string() : "an IMEI is 15 digits: " + text;
-    },
-    "IMEI");
-
 const CLI::Validator url_check(
     [](std::string& text) {
       std::string error;
@@ -271,10 +263,10 @@ void add_command_command(CLI::App& app, int& exit_code) {
       "Exit code: 0 responded; 1 failed, device offline, no response within --timeout or\n"
       "Redis unreachable; 2 usage error; 3 queued for the device's next connection.");
   add_common(send, s->common);
-  send->add_option("--imei", s->imei, "The device's IMEI (15 digits)")
+  send->add_option("--imei", s->imei, "The device's IMEI (15 digits, or 16 for an IMEISV)")
       ->envname("TGW_COMMAND_IMEI")
       ->required()
-      ->check(imei_check);
+      ->check(device_imei_check());
   send->add_option("--text", s->text, "The command text, e.g. getinfo")
       ->envname("TGW_COMMAND_TEXT")
       ->required()
