@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infra/cli/command_history_command.hpp"
+#include "infra/cli/command_rows.hpp"
 #include "infra/cli/redis_choice.hpp"
 #include "infra/cli/value_checks.hpp"
 #include "infra/commands/command_publisher.hpp"
@@ -183,8 +184,8 @@ int run_send(const send_settings& s) {
     return code;
   }
   out["status"] = r.status;
-  out["response"] = null_if_empty(r.response);
-  out["response_hex"] = null_if_empty(r.response_hex);
+  out["response"] = reply_text_json(r.status, r.response, r.response_hex);
+  out["response_hex"] = reply_hex_json(r.status, r.response_hex);
   out["failure_reason"] = null_if_empty(r.failure_reason);
   out["responded_at"] = answered ? nlohmann::ordered_json(r.responded_at) : nullptr;
   out["owner"] = null_if_empty(published->owner);
@@ -208,11 +209,11 @@ int run_watch(const common_settings& s) {
           out["entry_id"] = r.entry_id;
           out["command_id"] = r.command_id;
           out["status"] = r.status;
-          out["response"] = null_if_empty(r.response);
+          out["response"] = reply_text_json(r.status, r.response, r.response_hex);
           out["failure_reason"] = null_if_empty(r.failure_reason);
           out["responded_at"] = r.responded_at;
           out["imei"] = null_if_empty(r.imei);
-          out["response_hex"] = null_if_empty(r.response_hex);
+          out["response_hex"] = reply_hex_json(r.status, r.response_hex);
           std::cout << json_line(out) << std::endl;
         } else {
           std::cout << iso8601_utc_ms(

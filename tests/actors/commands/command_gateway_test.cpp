@@ -436,6 +436,39 @@ TEST_F(Commands, ADeviceOf16DigitsGetsCommandsInBothCodecs) {
   }
 }
 
+// A device may answer with nothing at all: the command responded, with an empty reply,
+// which JSON readers get as "" (a reply of no bytes), not null (no reply).
+TEST_F(Commands, AnEmptyReplyIsAnEmptyStringNotNull) {
+  start();
+  tracker a(port, imei_a);
+  ASSERT_TRUE(eventually([&] { return owner_of(imei_a) == "gwA"; }));
+  auto sent = send_json(imei_a, "--text setdigout --timeout 5s");
+  EXPECT_EQ(a.receive_command(), "setdigout");
+  a.answer("");
+  const auto result = sent.get();
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  const auto out = outcome_of(result);
+  ASSERT_TRUE(out.is_object()) << result.out;
+  EXPECT_EQ(out["status"], "responded");
+  EXPECT_EQ(out["response"], "");
+  EXPECT_EQ(out["response_hex"], "");
+  const std::string command_id = out["command_id"].get<std::string>();
+  // The same in the device's command history.
+  const auto history =
+      run_tgw("command history --json --redis " + redis_url() + " --imei " + imei_a);
+  ASSERT_EQ(history.exit_code, 0) << history.out;
+  const auto listed = nlohmann::json::parse(history.out, nullptr, false);
+  bool found = false;
+  for (const auto& c : listed.is_object() ? listed.value("commands", nlohmann::json::array())
+                                          : nlohmann::json::array()) {
+    if (c["command_id"] != command_id) continue;
+    found = true;
+    EXPECT_EQ(c["response"], "");
+    EXPECT_EQ(c["response_hex"], "");
+  }
+  EXPECT_TRUE(found) << history.out;
+}
+
 TEST_F(Commands, SigtermFailsTheCommandInFlightWithSocketClosedAndExitsZero) {
   start();
   tracker a(port, imei_a);
