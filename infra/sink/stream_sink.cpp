@@ -226,6 +226,7 @@ bool stream_sink::read(batch& b, source from) {
       fields.emplace_back(std::move(kv[i].text), std::move(kv[i + 1].text));
     auto parsed = parse_entry(id, fields, names_);
     if (auto* row = std::get_if<position_row>(&parsed)) {
+      if (!row->io_size_mismatches.empty()) warn_once(row->io_size_mismatches);
       if (!row->extra.empty()) ++counters_.unknown_fields;
       b.newest_stored_ms = std::max(b.newest_stored_ms, row->stored_ms);
       b.rows.push_back(std::move(*row));
@@ -236,6 +237,17 @@ bool stream_sink::read(batch& b, source from) {
     }
   }
   return true;
+}
+
+void stream_sink::warn_once(const std::vector<telemetry::io_size_mismatch>& mismatches) {
+  for (const telemetry::io_size_mismatch& m : mismatches) {
+    if (!size_warned_.emplace(m.id, m.size, m.dictionary_size).second) continue;
+    spdlog::warn(
+        "sink: IO element {} came {} bytes wide, the IO dictionary says {}: io_named "
+        "reads it at the wire's size; check --model or --io-dictionary against the "
+        "devices' model and firmware",
+        m.id, int{m.size}, m.dictionary_size);
+  }
 }
 
 bool stream_sink::store(committer_link& link, position_writer& writer, const batch& b) {

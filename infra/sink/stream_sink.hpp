@@ -3,14 +3,18 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "infra/redis/connection.hpp"
 #include "infra/sink/pg_connection.hpp"
 #include "infra/sink/sink_counters.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
+#include "infra/telemetry/named_io.hpp"
 
 namespace tgw::infra::sink {
 
@@ -85,6 +89,9 @@ class stream_sink {
   bool back_off(std::chrono::milliseconds& wait);
   bool stopping();
 
+  /// Says once per element and size that a wire size is not the dictionary's.
+  void warn_once(const std::vector<telemetry::io_size_mismatch>& mismatches);
+
   sink_settings s_;
   redis::connection& redis_;
   std::vector<committer_link> committers_;
@@ -98,6 +105,7 @@ class stream_sink {
   std::chrono::steady_clock::time_point next_progress_;
   std::chrono::steady_clock::time_point last_progress_;
   std::uint64_t records_at_progress_ = 0;
+  std::set<std::tuple<std::uint16_t, std::uint8_t, std::uint16_t>> size_warned_;
 };
 
 }  // namespace tgw::infra::sink

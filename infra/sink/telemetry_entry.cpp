@@ -202,15 +202,17 @@ std::variant<position_row, rejected_entry> parse_entry(const std::string& stream
     row.generation = static_cast<std::int32_t>(*v);
   }
 
-  // io is read by its format's rules and stored in the format 3 form whatever the
-  // entry's format, so the column has one shape and every value its kind.
+  // io is read by its format's rules and stored in the format 4 form whatever the
+  // entry's format, so the column has one shape and every value its kind (an older
+  // entry's integers without their wire sizes, which it did not record).
   const std::string& io_text = *field["io"];
   std::string why;
   const auto io = telemetry::read_io(io_text, format, row.codec.value_or(""), why);
   if (!io) return reject("field " + why);
-  // Format 3 text that read_io accepted is valid JSON with no NUL in it: kept as is.
+  // Format 3 and 4 text that read_io accepted is valid JSON with no NUL in it, the
+  // format 4 form already (format 3's is format 4's without sizes): kept as is.
   row.io = format >= 3 ? io_text : telemetry::io_text(*io);
-  row.io_named = telemetry::named_io_text(*io, names);
+  row.io_named = telemetry::named_io_text(*io, names, &row.io_size_mismatches);
 
   if (field.unknown) {
     entry_fields unknown;

@@ -9,6 +9,7 @@
 
 #include "infra/telemetry/entry_schema.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
+#include "infra/telemetry/named_io.hpp"
 
 namespace tgw::infra::sink {
 
@@ -28,8 +29,10 @@ struct position_row {
   std::int32_t speed = 0;
   std::int32_t event_io = 0;
   std::optional<std::int32_t> generation;  ///< Codec 16 only.
-  std::string io;                          ///< The format 3 io array, whatever the entry's format.
+  std::string io;                          ///< The format 4 io array, whatever the entry's format.
   std::string io_named;  ///< JSON object, name -> physical value, for the known ids.
+  /// Values whose size on the wire is not the one the IO dictionary gives.
+  std::vector<telemetry::io_size_mismatch> io_size_mismatches;
   /// Fields this sink does not know, as a JSON object; empty when there are none. A
   /// newer gateway may add fields without a new format version: they are kept, not lost.
   std::string extra;

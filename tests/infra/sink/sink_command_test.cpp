@@ -192,7 +192,7 @@ TEST_F(SinkCommand, ReadsTheStreamThroughARedisCluster) {
 
 TEST_F(SinkCommand, EntriesItCannotReadAreKeptInRejectedEntriesAndAcknowledged) {
   add_entries(redis_conn_, 0, 3);
-  redis_conn_.command({"XADD", "telemetry:records", "*", "v", "4", "imei", "356307042441013"});
+  redis_conn_.command({"XADD", "telemetry:records", "*", "v", "5", "imei", "356307042441013"});
   redis_conn_.command(
       {"XADD", "telemetry:records", "*", "v", "2", "imei", "356307042441013", "codec", "8"});
   auto extra = redis_conn_.command({"XADD",
@@ -232,7 +232,7 @@ TEST_F(SinkCommand, EntriesItCannotReadAreKeptInRejectedEntriesAndAcknowledged) 
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(rows(), 4);
   EXPECT_EQ(pg_->query("SELECT reason FROM rejected_entries ORDER BY stream_id"),
-            "entry format v=4 is newer than this sink reads (v=3); upgrade tgw sink\n"
+            "entry format v=5 is newer than this sink reads (v=4); upgrade tgw sink\n"
             "field ts is missing");
   EXPECT_EQ(pg_->query("SELECT extra->>'odo_src', generation, codec FROM positions WHERE "
                        "stream_id = '" +
