@@ -57,6 +57,23 @@ using telemetry::newest_entry_format;
     const std::string& stream_id, const entry_fields& fields,
     const telemetry::io_dictionary& names);
 
+/// The record times that go into `positions`, around when the gateway stored the
+/// record (its entry id's time, so that a batch delivered again is judged the same).
+/// Each day a record names gets a partition: a device clock that wanders over decades
+/// would make thousands, and these bounds keep it to a few hundred whatever the clocks.
+struct record_window {
+  std::int64_t max_age_days = 366;  ///< At most this long before it was stored.
+  std::int64_t max_ahead_days = 1;  ///< At most this long after (a clock running ahead).
+};
+
+/// Why `row`'s time is outside `window`, or nullopt when it is inside.
+[[nodiscard]] std::optional<std::string> outside_window(const position_row& row,
+                                                        const record_window& window);
+
+/// An entry kept whole in rejected_entries, for `reason`.
+[[nodiscard]] rejected_entry reject_entry(const std::string& stream_id, const entry_fields& fields,
+                                          std::string reason);
+
 /// The ms part of a stream entry id, or nullopt if it is not one.
 [[nodiscard]] std::optional<std::int64_t> entry_id_ms(const std::string& stream_id);
 

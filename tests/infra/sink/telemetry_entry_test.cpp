@@ -273,6 +273,26 @@ TEST(TelemetryEntry, AFormat4EntryKeepsItsIoAsStored) {
   EXPECT_EQ(std::get<position_row>(parsed).io, v4_entry()[12].second);
 }
 
+TEST(TelemetryEntry, RecordTimesOutsideTheWindowAroundTheStoringTimeAreNamed) {
+  constexpr std::int64_t day = 86'400'000;
+  constexpr std::int64_t stored = 1'800'000'000'000;  // 2027-01-15T08:00:00Z
+  position_row row;
+  row.stored_ms = stored;
+  const record_window window{10, 1};
+  for (const std::int64_t ts : {stored, stored - 10 * day, stored + day}) {
+    row.ts_ms = ts;
+    EXPECT_FALSE(outside_window(row, window)) << ts;
+  }
+  row.ts_ms = stored - 10 * day - 1;
+  EXPECT_EQ(outside_window(row, window),
+            "field ts 1799135999999 (2027-01-05T07:59:59Z) is 10 days before the gateway stored "
+            "it (2027-01-15T08:00:00Z): outside the plausible window (--max-record-age-days 10)");
+  row.ts_ms = stored + day + 1;
+  EXPECT_EQ(outside_window(row, window),
+            "field ts 1800086400001 (2027-01-16T08:00:00Z) is 1 day after the gateway stored it "
+            "(2027-01-15T08:00:00Z): outside the plausible window (--max-record-ahead-days 1)");
+}
+
 TEST(TelemetryEntry, EntryIdsGiveTheirStoringTime) {
   EXPECT_EQ(entry_id_ms("1700000000000-0"), 1700000000000);
   EXPECT_FALSE(entry_id_ms("1700000000000"));
