@@ -246,7 +246,6 @@ int run_watch(const common_settings& s) {
   return 0;
 }
 
-
 void add_common(CLI::App* cmd, common_settings& s) {
   add_redis_options(cmd, s.redis);
   cmd->add_flag("--json", s.json, "Print one JSON object per outcome")->envname("TGW_COMMAND_JSON");
