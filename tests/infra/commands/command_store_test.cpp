@@ -386,8 +386,8 @@ TEST_F(CommandStore, MalformedEntriesNameTheirProblem) {
     EXPECT_FALSE((*got)[i].entry_id.empty());
   }
   EXPECT_EQ(got->back().expires_at, 0);  // missing: never expires
-  EXPECT_TRUE((*got)[8].control_characters);
-  EXPECT_FALSE((*got)[7].control_characters);
+  EXPECT_TRUE((*got)[9].control_characters);
+  EXPECT_FALSE((*got)[8].control_characters);
   // A malformed entry is answered and acknowledged like any other.
   ASSERT_TRUE(a.resolve((*got)[1], {"failed", "", "malformed: " + (*got)[1].malformed}, error));
   EXPECT_EQ(responses().size(), 1U);
