@@ -33,6 +33,13 @@ class imei {
   std::uint8_t size_ = 0;
 };
 
+/// Whether `digits` is an IMEI as a device may announce it (15 or 16 ASCII digits): the
+/// one rule every part of tgw applies, the handshake, the command line, the stores.
+[[nodiscard]] inline bool valid_imei(std::string_view digits) noexcept {
+  imei unused;
+  return imei::parse(digits, unused) == errc::ok;
+}
+
 /// An IMEI as one number, for maps with an entry per device: a std::string key makes a
 /// 64-byte node, a number a 32-byte one. The digits' value, with bit 63 set for 16
 /// digits, so that 15 digits and the same value in 16 stay apart. Nothing unless

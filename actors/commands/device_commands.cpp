@@ -1,5 +1,7 @@
 #include "actors/commands/device_commands.hpp"
 
+#include <array>
+
 #include "codecs/command.hpp"
 
 namespace tgw::actors::commands {
@@ -7,6 +9,18 @@ namespace {
 
 resolved_command failure(command_entry entry, std::string reason) {
   return {std::move(entry), resolution{"failed", "", std::move(reason)}};
+}
+
+// Whether a Codec 14 reply names `target`, compared as the 8 BCD bytes on the wire: a
+// 16-digit IMEI that starts with 0 reads back from them as its last 15 digits.
+bool same_imei(const codecs::imei& replied, const std::string& target) {
+  codecs::imei addressed;
+  if (codecs::imei::parse(target, addressed) != codecs::errc::ok) return false;
+  std::array<std::uint8_t, 8> a{};
+  std::array<std::uint8_t, 8> b{};
+  codecs::imei_to_bcd(replied, a);
+  codecs::imei_to_bcd(addressed, b);
+  return a == b;
 }
 
 }  // namespace
@@ -56,14 +70,25 @@ std::optional<resolved_command> device_commands::on_reply(std::span<const std::u
   codecs::command_message m;
   if (!codecs::decode_command_frame(frame, m).ok()) return std::nullopt;
   const bool codec14 = m.codec == static_cast<std::uint8_t>(codecs::codec_id::codec14);
+  const bool nack = codec14 && m.type == codecs::message_type::nack;
+  if (m.type != codecs::message_type::response && !nack) return std::nullopt;
+  // A Codec 14 ACK carries the command's answer as its payload, like Codec 12. A
+  // failure keeps it too: the device's own words say what went wrong.
+  std::string reply(m.payload_text());
   std::optional<resolved_command> out;
-  if (m.type == codecs::message_type::response) {
-    // A Codec 14 ACK carries the command's answer as its payload, like Codec 12.
-    out = resolved_command{*in_flight_, resolution{"responded", std::string(m.payload_text()), ""}};
-  } else if (codec14 && m.type == codecs::message_type::nack) {
+  if (codec14 != (in_flight_->codec == 14)) {
+    // Codec 14 asks the device to check its IMEI first; a Codec 12/13 answer says that
+    // check never ran, and a Codec 14 one to a Codec 12 command answers something else.
+    out = failure(*in_flight_, "codec_mismatch");
+    out->outcome.response = std::move(reply);
+  } else if (nack) {
     out = failure(*in_flight_, "imei_mismatch");
+  } else if (codec14 && !same_imei(m.device, in_flight_->target_imei)) {
+    // An ACK in another device's name: not the answer of the device addressed.
+    out = failure(*in_flight_, "imei_mismatch");
+    out->outcome.response = std::move(reply);
   } else {
-    return std::nullopt;
+    out = resolved_command{*in_flight_, resolution{"responded", std::move(reply), ""}};
   }
   in_flight_.reset();
   return out;

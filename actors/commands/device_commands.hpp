@@ -45,9 +45,11 @@ class device_commands {
                                           std::string& why);
 
   /// A Codec 12/13/14 frame from the device. Resolves the command in flight if the frame
-  /// answers it (Codec 12/13 response: responded with the text; Codec 14 ACK: responded;
-  /// Codec 14 nACK: failed/imei_mismatch); nullopt when nothing is in flight or the frame
-  /// is not an answer.
+  /// answers it: a Codec 12/13 response to a Codec 12 command, or a Codec 14 ACK naming
+  /// the command's IMEI, is responded with its text; a Codec 14 nACK, or an ACK naming
+  /// another IMEI, failed/imei_mismatch; an answer in the other codec family than the
+  /// command's, failed/codec_mismatch (a failure keeps the reply's text). nullopt when
+  /// nothing is in flight or the frame is not an answer.
   std::optional<resolved_command> on_reply(std::span<const std::uint8_t> frame);
 
   /// The response timeout of command `entry_id` fired; resolves it if still in flight.

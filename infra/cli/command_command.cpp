@@ -13,6 +13,7 @@
 
 #include "codecs/command.hpp"
 #include "infra/cli/command_history_command.hpp"
+#include "infra/cli/command_rows.hpp"
 #include "infra/cli/redis_choice.hpp"
 #include "infra/cli/value_checks.hpp"
 #include "infra/commands/command_publisher.hpp"
@@ -194,8 +195,8 @@ int run_send(const send_settings& s) {
     return code;
   }
   out["status"] = r.status;
-  out["response"] = null_if_empty(r.response);
-  out["response_hex"] = null_if_empty(r.response_hex);
+  out["response"] = reply_text_json(r.status, r.response, r.response_hex);
+  out["response_hex"] = reply_hex_json(r.status, r.response_hex);
   out["failure_reason"] = null_if_empty(r.failure_reason);
   out["responded_at"] = answered ? nlohmann::ordered_json(r.responded_at) : nullptr;
   out["owner"] = null_if_empty(published->owner);
@@ -219,11 +220,11 @@ int run_watch(const common_settings& s) {
           out["entry_id"] = r.entry_id;
           out["command_id"] = r.command_id;
           out["status"] = r.status;
-          out["response"] = null_if_empty(r.response);
+          out["response"] = reply_text_json(r.status, r.response, r.response_hex);
           out["failure_reason"] = null_if_empty(r.failure_reason);
           out["responded_at"] = r.responded_at;
           out["imei"] = null_if_empty(r.imei);
-          out["response_hex"] = null_if_empty(r.response_hex);
+          out["response_hex"] = reply_hex_json(r.status, r.response_hex);
           std::cout << json_line(out) << std::endl;
         } else {
           std::cout << iso8601_utc_ms(
@@ -244,14 +245,6 @@ int run_watch(const common_settings& s) {
   }
   return 0;
 }
-
-const CLI::Validator imei_check(
-    [](std::string& text) {
-      const bool ok = text.size() == 15 && std::all_of(text.begin(), text.end(),
-                                                       [](char c) { return c >= '0' && c <= '9'; });
-      return ok ? std::string() : "an IMEI is 15 digits: " + text;
-    },
-    "IMEI");
 
 void add_common(CLI::App* cmd, common_settings& s) {
   add_redis_options(cmd, s.redis);
@@ -274,10 +267,10 @@ void add_command_command(CLI::App& app, int& exit_code) {
       "Exit code: 0 responded; 1 failed, device offline, no response within --timeout or\n"
       "Redis unreachable; 2 usage error; 3 queued for the device's next connection.");
   add_common(send, s->common);
-  send->add_option("--imei", s->imei, "The device's IMEI (15 digits)")
+  send->add_option("--imei", s->imei, "The device's IMEI (15 digits, or 16 for an IMEISV)")
       ->envname("TGW_COMMAND_IMEI")
       ->required()
-      ->check(imei_check);
+      ->check(device_imei_check());
   send->add_option("--text", s->text, "The command text, e.g. getinfo")
       ->envname("TGW_COMMAND_TEXT")
       ->required()

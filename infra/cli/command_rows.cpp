@@ -56,6 +56,18 @@ text_table command_table(const std::vector<commands::command_record>& commands,
   return table;
 }
 
+nlohmann::ordered_json reply_text_json(std::string_view status, const std::string& response,
+                                       const std::string& response_hex) {
+  if (status != "responded") return text_or_null(response);
+  // Bytes and no text: the reply is binary, which `response` never holds.
+  if (response.empty() && !response_hex.empty()) return nullptr;
+  return response;
+}
+
+nlohmann::ordered_json reply_hex_json(std::string_view status, const std::string& response_hex) {
+  return status == "responded" ? nlohmann::ordered_json(response_hex) : text_or_null(response_hex);
+}
+
 nlohmann::ordered_json command_json(const commands::command_record& r) {
   nlohmann::ordered_json j;
   j["command_id"] = r.command_id;
@@ -63,8 +75,8 @@ nlohmann::ordered_json command_json(const commands::command_record& r) {
   j["text"] = text_or_null(r.payload);
   j["codec"] = text_or_null(r.codec);
   j["publisher"] = text_or_null(r.publisher);
-  j["response"] = text_or_null(r.response);
-  j["response_hex"] = text_or_null(r.response_hex);
+  j["response"] = reply_text_json(r.status, r.response, r.response_hex);
+  j["response_hex"] = reply_hex_json(r.status, r.response_hex);
   j["failure_reason"] = text_or_null(r.failure_reason);
   j["instance"] = text_or_null(r.instance);
   j["expires_at"] = r.expires_at_s == 0 ? nlohmann::ordered_json(nullptr)

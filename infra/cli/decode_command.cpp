@@ -31,7 +31,8 @@ struct decode_settings {
 
 // Adds to every IO element the dictionary knows its name, its value as io_named gives
 // it ("named": the physical value, an error state, or the raw decimal) and its unit;
-// the id and the raw value stay.
+// the id and the raw value stay. A fixed-width element whose size on the wire is not the
+// dictionary's also gets "dictionary_size": its value is read at the wire's size.
 void add_io_names(json& frame, const telemetry::io_dictionary& names) {
   const auto records = frame.find("records");
   if (records == frame.end()) return;
@@ -48,11 +49,14 @@ void add_io_names(json& frame, const telemetry::io_dictionary& names) {
         stored.text = hex->get<std::string>();
       } else {
         stored.text = element.at("value").get<std::string>();
+        stored.size = element.at("size").get<std::uint8_t>();
       }
       std::string named;
       telemetry::append_named_value(named, *info, stored);
       element["named"] = json::parse(named);
       if (!info->unit.empty()) element["unit"] = info->unit;
+      if (const auto m = telemetry::size_mismatch(*info, stored))
+        element["dictionary_size"] = m->dictionary_size;
     }
   }
 }

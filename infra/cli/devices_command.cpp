@@ -15,6 +15,7 @@
 #include "infra/cli/text_table.hpp"
 #include "infra/cli/value_checks.hpp"
 #include "infra/commands/command_history.hpp"
+#include "infra/json/frame_json.hpp"
 #include "infra/redis/server_mode.hpp"
 #include "infra/redis/stream_pages.hpp"
 #include "infra/telemetry/device_listing.hpp"
@@ -38,13 +39,30 @@ struct devices_settings {
   bool json = false;
 };
 
-std::optional<std::int64_t> number(const std::optional<std::string>& text) {
-  std::int64_t n = 0;
-  if (!text || text->empty() ||
-      std::from_chars(text->data(), text->data() + text->size(), n).ptr !=
-          text->data() + text->size())
-    return std::nullopt;
+/// The integer a projection field holds, or nullopt when it holds none of this type
+/// (digits past its range included: they are no value, never a wrapped or zero one).
+template <class Integer = std::int64_t>
+std::optional<Integer> number(const std::optional<std::string>& text) {
+  Integer n = 0;
+  if (!text || text->empty()) return std::nullopt;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
+  if (ec != std::errc{} || end != text->data() + text->size()) return std::nullopt;
   return n;
+}
+
+/// The record time of the newest position: the device's own clock, any 64-bit value.
+std::optional<std::uint64_t> position_ts(const telemetry::device_projection& p) {
+  return number<std::uint64_t>(p.last_ts);
+}
+
+/// A record time for people: its ISO 8601 form (right for every 64-bit value) and, when
+/// it is within reach of Redis' clock, how long ago.
+std::string record_time_text(std::uint64_t ts, std::int64_t now) {
+  // A year-long margin either side of the signed range keeps time_ago's subtraction
+  // from overflowing; a clock that far off needs no age.
+  constexpr std::uint64_t reach = std::uint64_t{1} << 61;
+  return iso8601_utc_ms(ts) +
+         (ts < reach ? " (" + time_ago(static_cast<std::int64_t>(ts), now) + ")" : std::string());
 }
 
 json number_or_null(const std::optional<std::int64_t>& n) {
@@ -81,7 +99,11 @@ json device_json(const listed_device& d) {
   const auto lat = degrees(p.lat);
   const auto lon = degrees(p.lon);
   if (lat && lon) {
-    j["position"] = {{"ts_ms", number_or_null(number(p.last_ts))},
+    // The record time as the telemetry entries write it: the decimal string (a device clock may
+    // stamp any 64-bit value, past what a double holds exactly) and its ISO 8601 form.
+    const auto ts = position_ts(p);
+    j["position"] = {{"ts_ms", ts ? json(std::to_string(*ts)) : json(nullptr)},
+                     {"time", ts ? json(iso8601_utc_ms(*ts)) : json(nullptr)},
                      {"lat", *lat},
                      {"lon", *lon},
                      {"speed", number_or_null(number(p.speed))},
@@ -180,7 +202,8 @@ void print_device(const listed_device& d, const std::string& key, std::int64_t n
     t.add({"  position", degrees_text(*lat) + ", " + degrees_text(*lon) + ", " +
                              (p.speed ? terminal_safe(*p.speed) : "-") + " km/h, " +
                              (p.satellites ? terminal_safe(*p.satellites) : "-") + " satellites"});
-    t.add({"  position time", when(p.last_ts)});
+    const auto ts = position_ts(p);
+    t.add({"  position time", ts ? record_time_text(*ts, now) : "-"});
   } else {
     t.add({"  position", "-"});
   }
@@ -191,9 +214,13 @@ void print_device(const listed_device& d, const std::string& key, std::int64_t n
   std::cout << "projection " << terminal_safe(key) << (d.has_projection ? "" : ": none") << '\n';
   text_table fields({});
   for (const auto& [name, value] : telemetry::render(p)) {
-    const bool time = name.ends_with("_ms") || name == "last_ts";
-    const auto t_ms = time ? number(value) : std::nullopt;
-    fields.add({"  " + name, terminal_safe(value) + (t_ms ? "  " + time_and_age(*t_ms, now) : "")});
+    std::string shown = terminal_safe(value);
+    if (name == "last_ts") {
+      if (const auto ts = number<std::uint64_t>(value)) shown += "  " + record_time_text(*ts, now);
+    } else if (name.ends_with("_ms")) {
+      if (const auto t_ms = number(value)) shown += "  " + time_and_age(*t_ms, now);
+    }
+    fields.add({"  " + name, shown});
   }
   fields.print(std::cout);
 }
@@ -302,7 +329,9 @@ void add_devices_command(CLI::App& app, int& exit_code) {
       ->envname("TGW_DEVICES_EVENTS")
       ->check(CLI::Range(std::size_t{1}, std::size_t{10000}))
       ->capture_default_str();
-  cmd->add_flag("--json", s->json, "One line of JSON with raw values (times in ms since the epoch)")
+  cmd->add_flag("--json", s->json,
+                "One line of JSON with raw values (Redis' times in ms since the epoch; a record's "
+                "time as a decimal string and ISO 8601)")
       ->envname("TGW_DEVICES_JSON");
   cmd->callback([s, &exit_code] {
     auto reader = open_redis_reader(s->redis, "devices", exit_code);

@@ -10,8 +10,8 @@
 #include <CLI/CLI.hpp>
 
 #include "infra/cli/redis_tls_flags.hpp"
-#include "infra/health/failure_cause.hpp"
 #include "infra/cli/value_checks.hpp"
+#include "infra/health/failure_cause.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/server_mode.hpp"
 #include "infra/redis/shard_agreement.hpp"

@@ -240,6 +240,18 @@ void add_sink_command(CLI::App& app, int& exit_code) {
       ->envname("TGW_SINK_CLAIM_INTERVAL_MS")
       ->check(CLI::Range(1, 86400000))
       ->capture_default_str();
+  cmd->add_option("--max-record-age-days", o->settings.window.max_age_days,
+                  "A record whose time is more than this many days before the gateway stored it "
+                  "goes to rejected_entries, not to a day partition of positions (a device "
+                  "clock at 1970 or decades off would make one per day)")
+      ->envname("TGW_SINK_MAX_RECORD_AGE_DAYS")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{36500}))
+      ->capture_default_str();
+  cmd->add_option("--max-record-ahead-days", o->settings.window.max_ahead_days,
+                  "The same for a record time more than this many days after it was stored")
+      ->envname("TGW_SINK_MAX_RECORD_AHEAD_DAYS")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{36500}))
+      ->capture_default_str();
   add_io_name_options(cmd, o->io_names, "", false);
   cmd->add_flag("--until-drained", o->settings.until_drained,
                 "Stop once a read finds nothing new (for loads and benchmarks)")

@@ -181,8 +181,8 @@ void add_telemetry_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   tail->add_flag("--json", s->json,
                  "One JSON object a record: id, imei, ts (a decimal string), time, lat/lon in "
-                 "degrees, the other fields, io in the format 3 form (and io_named with "
-                 "--names)")
+                 "degrees, the other fields, io in the format 4 form (and io_named with "
+                 "--names, and io_size_mismatch where a wire size is not the dictionary's)")
       ->envname("TGW_TAIL_JSON");
   add_io_name_options(
       tail, s->io_names,

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "codecs/imei.hpp"
 #include "infra/redis/redis_url.hpp"
 #include "infra/text/duration.hpp"
 
@@ -15,9 +16,8 @@ namespace tgw::infra {
 const CLI::Validator& device_imei_check() {
   static const CLI::Validator check(
       [](std::string& text) {
-        const bool digits = (text.size() == 15 || text.size() == 16) &&
-                            text.find_first_not_of("0123456789") == std::string::npos;
-        return digits ? std::string() : "an IMEI is 15 or 16 digits: '" + text + "'";
+        return codecs::valid_imei(text) ? std::string()
+                                        : "an IMEI is 15 or 16 digits: '" + text + "'";
       },
       "IMEI");
   return check;

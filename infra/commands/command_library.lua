@@ -122,7 +122,8 @@ local function malformed(f)
   for _, name in ipairs({'command_id', 'target_imei', 'codec', 'payload'}) do
     if f[name] == nil or f[name] == '' then return 'missing field ' .. name end
   end
-  if not string.match(f.target_imei, '^%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d$') then
+  -- 15 digits, or 16 for an IMEISV: the rule of codecs::valid_imei.
+  if not string.match(f.target_imei, '^%d+$') or #f.target_imei < 15 or #f.target_imei > 16 then
     return 'bad target_imei'
   end
   if f.codec ~= '12' and f.codec ~= '14' then return 'bad codec ' .. f.codec end

@@ -1,20 +1,13 @@
 #include "infra/commands/command_store.hpp"
 
-#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
 #include "codecs/command.hpp"
 
+#include "codecs/imei.hpp"
+
 namespace tgw::infra::commands {
-namespace {
-
-bool is_imei(const std::string& s) {
-  return s.size() == 15 &&
-         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-}  // namespace
 
 command_entry parse_command_entry(std::string entry_id, const std::vector<std::string>& fields,
                                   bool body_present, std::size_t max_payload,
@@ -52,8 +45,8 @@ command_entry parse_command_entry(std::string entry_id, const std::vector<std::s
     e.malformed = "missing field command_id";
   } else if (!has_imei) {
     e.malformed = "missing field target_imei";
-  } else if (!is_imei(e.target_imei)) {
-    e.malformed = "bad target_imei (not 15 digits)";
+  } else if (!codecs::valid_imei(e.target_imei)) {
+    e.malformed = "bad target_imei (not 15 or 16 digits)";
   } else if (codec == nullptr || codec->empty()) {
     e.malformed = "missing field codec";
   } else if (*codec != "12" && *codec != "14") {

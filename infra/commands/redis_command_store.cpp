@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "codecs/imei.hpp"
 #include "infra/commands/command_library.hpp"
 #include "infra/registry/registry_store.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
@@ -26,11 +27,6 @@ std::int64_t now_s() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-bool is_imei(const std::string& s) {
-  return s.size() == 15 &&
-         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
@@ -196,7 +192,7 @@ std::vector<std::string> redis_command_store::resolve_command(const command_entr
   // and its device's journal. An entry put by hand into another shard's stream than
   // its device's is answered without the journal event, which lives elsewhere.
   const bool journal =
-      is_imei(entry.target_imei) && shards_.shard_of(entry.target_imei) == entry.shard;
+      codecs::valid_imei(entry.target_imei) && shards_.shard_of(entry.target_imei) == entry.shard;
   const std::string& prefix = shards_.prefix(entry.shard);
   std::vector<std::string> argv = {"FCALL",
                                    "tgw_cmd_resolve",
@@ -221,7 +217,7 @@ std::vector<std::string> redis_command_store::resolve_command(const command_entr
 
 std::vector<std::string> redis_command_store::dispatched_command(
     const command_entry& entry, std::int64_t journal_maxlen) const {
-  if (!is_imei(entry.target_imei)) return {};
+  if (!codecs::valid_imei(entry.target_imei)) return {};
   const std::string& prefix = shards_.prefix_of(entry.target_imei);
   return {"FCALL",
           "tgw_cmd_dispatched",

@@ -1,8 +1,12 @@
 #include "infra/http/connection.hpp"
 
+#include <exception>
+#include <string>
+
 #include <boost/beast/core/string.hpp>
 
 #include "infra/http/request_reading.hpp"
+#include "infra/log/log_budget.hpp"
 
 namespace tgw::infra::http {
 namespace {
@@ -228,6 +232,17 @@ void basic_connection<Stream>::on_body(const error_code& ec) {
   dispatch();
 }
 
+namespace {
+
+// A handler that throws is a bug; its line is written within a budget, as a client
+// that finds the bug can call it as often as it likes.
+infra::log_budget& handler_failure_log() {
+  static infra::log_budget budget{"http handler failure", infra::log_kind::refusal};
+  return budget;
+}
+
+}  // namespace
+
 template <typename Stream>
 void basic_connection<Stream>::dispatch() {
   phase_ = phase::handling;
@@ -265,12 +280,18 @@ void basic_connection<Stream>::dispatch() {
   r.params = std::move(m.params);
   responder done(std::make_shared<connection_reply>(state_, stream_.get_executor(),
                                                     weak_from_this(), generation_));
+  const std::string path = r.path;
   try {
     (*m.run)(std::move(r), std::move(done));
-  } catch (...) {
+  } catch (const std::exception& e) {
     // The responder died with the handler's frame and posted its 500, counted when it
     // arrives; an answer that came first stands. Nothing of the exception reaches the
-    // client or the log: a handler reports its own failures.
+    // client; the log gets it, within its budget, as a handler's bug to fix.
+    handler_failure_log().log(spdlog::level::err, "http: the handler of {} threw: {}", path,
+                              std::string(e.what()));
+  } catch (...) {
+    handler_failure_log().log(spdlog::level::err, "http: the handler of {} threw: {}", path,
+                              std::string("an exception of unknown type"));
   }
 }
 

@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <string>
 
 #include <spdlog/spdlog.h>
@@ -26,12 +28,19 @@ void keep_alive(connection_socket& socket, std::chrono::seconds idle) {
   const int first = static_cast<int>(idle.count());
   const int every = std::max(1, first / 10);
   const int probes = 5;
-  // Best effort: a socket that refuses an option keeps the idle timeout, which still
-  // closes it. These cannot fail on a TCP socket that exists.
-  (void)::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
-  (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &first, sizeof first);
-  (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &every, sizeof every);
-  (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+  // A socket that refuses an option keeps the idle timeout, which still closes it; the
+  // refusal is said (within a budget), as a vanished device then holds its slot longer.
+  const bool set = ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) == 0 &&
+                   ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &first, sizeof first) == 0 &&
+                   ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &every, sizeof every) == 0 &&
+                   ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes) == 0;
+  if (!set) {
+    static log_budget budget{"tcp keepalive refused", log_kind::refusal};
+    budget.log(spdlog::level::warn,
+               "device port: TCP keepalive could not be set on a connection ({}); a device "
+               "that vanishes holds its slot until --idle-timeout-s",
+               std::string(std::strerror(errno)));
+  }
 }
 
 // Lines about connections that never got as far as an IMEI, whatever ended them.

@@ -3,17 +3,32 @@
 #include <algorithm>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
+#include "infra/log/log_budget.hpp"
+#include "infra/log/refusal_log.hpp"
 #include "infra/metrics/refusals.hpp"
 #include "infra/net/connection_sweep.hpp"
 #include "infra/net/tcp_connection.hpp"
 
 namespace tgw::infra::net {
+namespace {
+
+constexpr std::chrono::milliseconds accept_pause{100};
+
+log_budget& accept_failed_log() {
+  static log_budget budget{"accept failed", log_kind::refusal};
+  return budget;
+}
+
+}  // namespace
 
 tcp_server::tcp_server(io_pool& pool, const tcp::endpoint& where, connection_limits limits,
                        listener_factory make_listener, std::shared_ptr<traffic_recorder> capture,
                        listener_security security)
     : pool_(pool),
       acceptor_(asio::make_strand(pool.front())),
+      accept_pause_(acceptor_.get_executor()),
       make_listener_(std::move(make_listener)),
       capture_(std::move(capture)),
       settings_(std::make_shared<connection_settings>()) {
@@ -48,6 +63,7 @@ void tcp_server::stop_accepting() {
   asio::post(acceptor_.get_executor(), [this] {
     boost::system::error_code ec;
     acceptor_.close(ec);
+    accept_pause_.cancel();
   });
 }
 
@@ -67,11 +83,29 @@ void tcp_server::accept_next() {
                                                           const boost::system::error_code& ec,
                                                           connection_socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-    if (!ec) {
+    if (ec) {
+      // Out of descriptors (or kernel memory) mostly: accepting again at once would spin
+      // the thread on the same error while the backlog waits. Pause, then try again.
+      counters_.accept_failures.fetch_add(1, std::memory_order_relaxed);
+      accept_failed_log().log(spdlog::level::warn,
+                              "device port: accept failed: {}; pausing accepts for {} ms "
+                              "(raise the open-files limit if it is EMFILE)",
+                              ec.message(), accept_pause.count());
+      accept_pause_.expires_after(accept_pause);
+      accept_pause_.async_wait([this](const boost::system::error_code& wait) {
+        if (!wait && acceptor_.is_open()) accept_next();
+      });
+      return;
+    }
+    {
       if (static_cast<std::size_t>(counters_.open.load()) >= settings_->limits.max_connections) {
         counters_.refused_over_limit.fetch_add(1);
         if (settings_->security.refusals)
           settings_->security.refusals->count(metrics::refusal::max_connections);
+        refusal_log(metrics::refusal::max_connections)
+            .log(spdlog::level::warn,
+                 "device port: {} connections open; refusing more (--max-connections)",
+                 settings_->limits.max_connections);
         boost::system::error_code ignored;
         socket.close(ignored);
       } else {

@@ -66,6 +66,8 @@ struct server_counters {
   /// no common version or cipher.
   std::atomic<std::uint64_t> tls_failed{0};
   std::atomic<std::int64_t> open{0};
+  /// accept() calls that failed (descriptors or kernel memory exhausted).
+  std::atomic<std::uint64_t> accept_failures{0};
   /// Keepalive bytes (0xFF) from identified devices, counted where they arrive.
   std::atomic<std::uint64_t> keepalives{0};
   /// Connections closed for a framing error, by codecs::errc value.
@@ -121,6 +123,8 @@ class tcp_server {
 
   io_pool& pool_;
   tcp::acceptor acceptor_;
+  /// Accepting again after a failed accept() waits on it.
+  asio::steady_timer accept_pause_;
   listener_factory make_listener_;
   std::shared_ptr<traffic_recorder> capture_;
   std::shared_ptr<connection_settings> settings_;

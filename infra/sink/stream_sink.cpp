@@ -226,6 +226,12 @@ bool stream_sink::read(batch& b, source from) {
       fields.emplace_back(std::move(kv[i].text), std::move(kv[i + 1].text));
     auto parsed = parse_entry(id, fields, names_);
     if (auto* row = std::get_if<position_row>(&parsed)) {
+      if (auto why = outside_window(*row, s_.window)) {
+        warn_once(row->imei, *why);
+        b.rejected.push_back(reject_entry(id, fields, std::move(*why)));
+        continue;
+      }
+      if (!row->io_size_mismatches.empty()) warn_once(row->io_size_mismatches);
       if (!row->extra.empty()) ++counters_.unknown_fields;
       b.newest_stored_ms = std::max(b.newest_stored_ms, row->stored_ms);
       b.rows.push_back(std::move(*row));
@@ -236,6 +242,35 @@ bool stream_sink::read(batch& b, source from) {
     }
   }
   return true;
+}
+
+void stream_sink::warn_once(const std::string& imei, const std::string& why) {
+  // Bounded: a fleet of wrong clocks is said of its first 10,000 devices.
+  constexpr std::size_t most = 10'000;
+  if (clock_warned_.size() > most || !clock_warned_.insert(imei).second) return;
+  if (clock_warned_.size() > most) {
+    spdlog::warn(
+        "sink: more than {} devices with records outside the time window; no more "
+        "are named (teltonika_sink_rejected_total counts them)",
+        most);
+    return;
+  }
+  spdlog::warn(
+      "sink: device {} sends records outside the plausible time window, kept in "
+      "rejected_entries and not in positions (a day partition each would pile up): "
+      "{}; its clock is wrong, or widen the window. Its later ones are not logged.",
+      imei, why);
+}
+
+void stream_sink::warn_once(const std::vector<telemetry::io_size_mismatch>& mismatches) {
+  for (const telemetry::io_size_mismatch& m : mismatches) {
+    if (!size_warned_.emplace(m.id, m.size, m.dictionary_size).second) continue;
+    spdlog::warn(
+        "sink: IO element {} came {} bytes wide, the IO dictionary says {}: io_named "
+        "reads it at the wire's size; check --model or --io-dictionary against the "
+        "devices' model and firmware",
+        m.id, int{m.size}, m.dictionary_size);
+  }
 }
 
 bool stream_sink::store(committer_link& link, position_writer& writer, const batch& b) {

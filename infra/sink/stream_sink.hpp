@@ -3,14 +3,20 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
+#include <tuple>
+#include <unordered_set>
 #include <vector>
 
 #include "infra/redis/connection.hpp"
 #include "infra/sink/pg_connection.hpp"
 #include "infra/sink/sink_counters.hpp"
+#include "infra/sink/telemetry_entry.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
+#include "infra/telemetry/named_io.hpp"
 
 namespace tgw::infra::sink {
 
@@ -35,7 +41,9 @@ struct sink_settings {
   std::chrono::milliseconds claim_interval{5000};
   std::chrono::milliseconds progress_interval{10000};
   bool until_drained = false;  ///< Stop once a read (not waiting) finds nothing new.
-  std::string failpoint;       ///< Tests only: see position_writer.
+  /// Records outside it go to rejected_entries, never to a day partition of their own.
+  record_window window;
+  std::string failpoint;  ///< Tests only: see position_writer.
 };
 
 /// Moves records from a telemetry stream into PostgreSQL through a Redis consumer group
@@ -85,6 +93,12 @@ class stream_sink {
   bool back_off(std::chrono::milliseconds& wait);
   bool stopping();
 
+  /// Says once per device that its records are outside the window, and once per
+  /// element and size that a wire size is not the dictionary's: a device with a wrong
+  /// clock sends hundreds a second, each rejected and counted.
+  void warn_once(const std::string& imei, const std::string& why);
+  void warn_once(const std::vector<telemetry::io_size_mismatch>& mismatches);
+
   sink_settings s_;
   redis::connection& redis_;
   std::vector<committer_link> committers_;
@@ -98,6 +112,8 @@ class stream_sink {
   std::chrono::steady_clock::time_point next_progress_;
   std::chrono::steady_clock::time_point last_progress_;
   std::uint64_t records_at_progress_ = 0;
+  std::unordered_set<std::string> clock_warned_;
+  std::set<std::tuple<std::uint16_t, std::uint8_t, std::uint16_t>> size_warned_;
 };
 
 }  // namespace tgw::infra::sink

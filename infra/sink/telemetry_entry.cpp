@@ -11,6 +11,7 @@
 #include "infra/telemetry/entry_schema.hpp"
 #include "infra/telemetry/named_io.hpp"
 #include "infra/telemetry/stored_io.hpp"
+#include "infra/text/human_time.hpp"
 
 namespace tgw::infra::sink {
 namespace {
@@ -110,11 +111,32 @@ std::optional<std::int64_t> entry_id_ms(const std::string& stream_id) {
   return integer(ms);
 }
 
+rejected_entry reject_entry(const std::string& stream_id, const entry_fields& fields,
+                            std::string reason) {
+  return rejected_entry{stream_id, fields_json(fields), std::move(reason)};
+}
+
+std::optional<std::string> outside_window(const position_row& row, const record_window& window) {
+  constexpr std::int64_t day_ms = 86'400'000;
+  const std::int64_t before = row.stored_ms - row.ts_ms;
+  const bool old = before > window.max_age_days * day_ms;
+  const bool ahead = -before > window.max_ahead_days * day_ms;
+  if (!old && !ahead) return std::nullopt;
+  const std::int64_t days = (old ? before : -before) / day_ms;
+  return "field ts " + std::to_string(row.ts_ms) + " (" + utc_time(row.ts_ms) + ") is " +
+         std::to_string(days) + (days == 1 ? " day " : " days ") + (old ? "before" : "after") +
+         " the gateway stored it (" + utc_time(row.stored_ms) + "): outside the plausible " +
+         "window (" +
+         (old ? "--max-record-age-days " + std::to_string(window.max_age_days)
+              : "--max-record-ahead-days " + std::to_string(window.max_ahead_days)) +
+         ")";
+}
+
 std::variant<position_row, rejected_entry> parse_entry(const std::string& stream_id,
                                                        const entry_fields& fields,
                                                        const telemetry::io_dictionary& names) {
   const auto reject = [&](std::string reason) {
-    return rejected_entry{stream_id, fields_json(fields), std::move(reason)};
+    return reject_entry(stream_id, fields, std::move(reason));
   };
   const field_index field(fields);
   position_row row;
@@ -202,15 +224,17 @@ std::variant<position_row, rejected_entry> parse_entry(const std::string& stream
     row.generation = static_cast<std::int32_t>(*v);
   }
 
-  // io is read by its format's rules and stored in the format 3 form whatever the
-  // entry's format, so the column has one shape and every value its kind.
+  // io is read by its format's rules and stored in the format 4 form whatever the
+  // entry's format, so the column has one shape and every value its kind (an older
+  // entry's integers without their wire sizes, which it did not record).
   const std::string& io_text = *field["io"];
   std::string why;
   const auto io = telemetry::read_io(io_text, format, row.codec.value_or(""), why);
   if (!io) return reject("field " + why);
-  // Format 3 text that read_io accepted is valid JSON with no NUL in it: kept as is.
+  // Format 3 and 4 text that read_io accepted is valid JSON with no NUL in it, the
+  // format 4 form already (format 3's is format 4's without sizes): kept as is.
   row.io = format >= 3 ? io_text : telemetry::io_text(*io);
-  row.io_named = telemetry::named_io_text(*io, names);
+  row.io_named = telemetry::named_io_text(*io, names, &row.io_size_mismatches);
 
   if (field.unknown) {
     entry_fields unknown;

@@ -33,6 +33,6 @@ inline constexpr std::array<entry_field, 14> entry_schema{{
 }};
 
 /// The entry format the gateway writes, and the newest readers of this build read.
-inline constexpr int newest_entry_format = 3;
+inline constexpr int newest_entry_format = 4;
 
 }  // namespace tgw::infra::telemetry

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "infra/json/frame_json.hpp"
 #include "infra/telemetry/named_io.hpp"
@@ -29,7 +30,7 @@ std::string text(const entry_map& f, const char* key) {
   return it == f.end() ? "" : it->second;
 }
 
-// A value of `io` (format 3 form) as the line shows it.
+// A value of `io` (format 3 or 4 form) as the line shows it.
 std::string shown_raw(const nlohmann::ordered_json& value) {
   if (value.is_object() && value.contains("hex")) return "0x" + value["hex"].get<std::string>();
   return value.is_string() ? value.get<std::string>() : value.dump();
@@ -69,7 +70,14 @@ nlohmann::ordered_json entry_json(const std::string& id, const entry_map& f,
     return j;
   }
   j["io"] = io_json(*io);
-  if (names != nullptr) j["io_named"] = named_io(*io, *names);
+  if (names == nullptr) return j;
+  std::vector<io_size_mismatch> mismatches;
+  j["io_named"] = named_io(*io, *names, &mismatches);
+  if (mismatches.empty()) return j;
+  nlohmann::ordered_json flagged = nlohmann::ordered_json::array();
+  for (const io_size_mismatch& m : mismatches)
+    flagged.push_back({{"id", m.id}, {"size", m.size}, {"dictionary_size", m.dictionary_size}});
+  j["io_size_mismatch"] = std::move(flagged);
   return j;
 }
 
@@ -105,10 +113,14 @@ std::string entry_line(const nlohmann::ordered_json& j, const io_dictionary* nam
       stored.text = pair[1]["hex"].get<std::string>();
     } else {
       stored.text = pair[1].get<std::string>();
+      if (pair.size() > 2) stored.size = pair[2].get<std::uint8_t>();
     }
     std::string named;
     append_named_value(named, *info, stored);
     out << info->name << '=' << shown_named(nlohmann::ordered_json::parse(named), *info);
+    if (const auto m = size_mismatch(*info, stored))
+      out << " (" << int{m->size} << " bytes on the wire, the dictionary says "
+          << m->dictionary_size << ")";
   }
   out << '}';
   return terminal_safe(out.str());

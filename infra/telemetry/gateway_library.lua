@@ -38,12 +38,12 @@ local function persist_one(ctx, journal, device, a, o)
     local r = base + i * 11
     local ts = a[r + 1]
     if ctx.trim_telemetry then
-      redis.call('XADD', ctx.stream, 'MAXLEN', '~', ctx.telemetry_maxlen, '*', 'v', '3',
+      redis.call('XADD', ctx.stream, 'MAXLEN', '~', ctx.telemetry_maxlen, '*', 'v', '4',
                  'imei', imei, 'codec', codec, 'ts', ts, 'pri', a[r + 2], 'lon', a[r + 3],
                  'lat', a[r + 4], 'alt', a[r + 5], 'ang', a[r + 6], 'sat', a[r + 7],
                  'spd', a[r + 8], 'evt', a[r + 9], 'io', a[r + 10], 'gen', a[r + 11])
     else
-      redis.call('XADD', ctx.stream, '*', 'v', '3', 'imei', imei, 'codec', codec, 'ts', ts,
+      redis.call('XADD', ctx.stream, '*', 'v', '4', 'imei', imei, 'codec', codec, 'ts', ts,
                  'pri', a[r + 2], 'lon', a[r + 3], 'lat', a[r + 4], 'alt', a[r + 5],
                  'ang', a[r + 6], 'sat', a[r + 7], 'spd', a[r + 8], 'evt', a[r + 9],
                  'io', a[r + 10], 'gen', a[r + 11])

@@ -19,11 +19,22 @@ double io_element_info::scaled(std::uint64_t raw, std::uint16_t size) const {
     value = static_cast<double>(static_cast<std::int64_t>(raw));
   }
   // Rounded to the multiplier's own decimals, so 12 x 0.1 reads 1.2, not
-  // 1.2000000000000002.
-  const int decimals =
-      multiplier >= 1.0 ? 0 : static_cast<int>(std::lround(-std::log10(multiplier)));
-  const double scale = std::pow(10.0, decimals);
+  // 1.2000000000000002, and 12345 x 0.25 reads 3086.25.
+  const double scale = std::pow(10.0, decimals_of(multiplier));
   return std::round(value * multiplier * scale) / scale;
+}
+
+int decimals_of(double multiplier) {
+  // The fewest decimals that write the multiplier (0.5: 1, 0.25: 2, 2.5: 1, 0.001: 3),
+  // its double's error aside; a product has no more than the multiplier has, since the
+  // raw value is an integer. 15 is as many as a double holds.
+  constexpr int most = 15;
+  double scale = 1.0;
+  for (int decimals = 0; decimals < most; ++decimals, scale *= 10.0) {
+    const double shifted = multiplier * scale;
+    if (std::abs(shifted - std::round(shifted)) <= 1e-9 * std::max(1.0, shifted)) return decimals;
+  }
+  return most;
 }
 
 const std::string* io_element_info::error_of(std::uint64_t raw) const {

@@ -38,6 +38,10 @@ struct io_element_info {
   [[nodiscard]] const std::string* error_of(std::uint64_t raw) const;
 };
 
+/// The decimals a multiplier is written with (0.1: 1, 0.25: 2, 2.5: 1, 1000: 0): a
+/// physical value (an integer times it) is rounded to them.
+[[nodiscard]] int decimals_of(double multiplier);
+
 /// The IO element names of one device family. The table is data: the shipped one
 /// (infra/telemetry/io_elements.json, compiled in) or an operator's file in the same
 /// JSON form or as CSV (docs/CODECS.md, "IO element names"). The numeric id stays the

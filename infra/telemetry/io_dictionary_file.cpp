@@ -1,5 +1,7 @@
 #include "infra/telemetry/io_dictionary_file.hpp"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -101,10 +103,22 @@ std::optional<dictionary_element> checked(const raw_element& r, std::string& why
     e.info.multiplier = *m;
   }
   e.info.unit = r.unit;
+  if (!fixed && !r.errors.empty()) {
+    why = "kind bytes has no error codes (an NX value is bytes, never a raw number)";
+    return std::nullopt;
+  }
   for (const auto& [code, state] : r.errors) {
     const auto raw = whole<std::uint64_t>(code);
     if (!raw) {
       why = "error code '" + code + "' is not a raw value (a decimal integer)";
+      return std::nullopt;
+    }
+    // A code the element's size cannot carry would never match, and says the size or
+    // the code is wrong.
+    if (e.info.bytes < 8 && *raw >> (8 * e.info.bytes) != 0) {
+      why = "error code " + code + " does not fit in " + std::to_string(e.info.bytes) + " byte" +
+            (e.info.bytes == 1 ? "" : "s") + " (0-" +
+            std::to_string((std::uint64_t{1} << (8 * e.info.bytes)) - 1) + ")";
       return std::nullopt;
     }
     if (!snake_case(state)) {
@@ -130,13 +144,63 @@ std::string text_of(const nlohmann::json& element, const char* key) {
   return it->dump();
 }
 
+// The keys a dictionary's JSON may hold, at the top and in each element: a key of
+// neither (a misspelt "mulitplier") would otherwise drop what it was meant to say.
+constexpr std::array<std::string_view, 4> top_keys = {"about", "sources", "families", "elements"};
+constexpr std::array<std::string_view, 9> element_keys = {
+    "id", "name", "title", "families", "size", "kind", "multiplier", "unit", "errors"};
+
+template <std::size_t N>
+std::string listed(const std::array<std::string_view, N>& names) {
+  std::string out;
+  for (const std::string_view n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+template <std::size_t N>
+std::optional<std::string> unknown_key(const nlohmann::json& object,
+                                       const std::array<std::string_view, N>& known) {
+  for (const auto& [key, unused] : object.items())
+    if (std::find(known.begin(), known.end(), key) == known.end()) return key;
+  return std::nullopt;
+}
+
+// "line:column" of the byte at `offset` (0-based) of `text`, both from 1.
+std::string position_of(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  const std::string_view before = text.substr(0, offset);
+  const auto line = 1 + std::count(before.begin(), before.end(), '\n');
+  const auto line_start = before.rfind('\n');
+  const auto column = offset - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
+  return std::to_string(line) + ":" + std::to_string(column);
+}
+
+// nlohmann's message without its "[json.exception...] parse error at line L, column C: ".
+std::string syntax_problem(const std::string& what) {
+  const auto at = what.find("column ");
+  const auto colon = at == std::string::npos ? std::string::npos : what.find(": ", at);
+  return colon == std::string::npos ? what : what.substr(colon + 2);
+}
+
 std::optional<std::vector<dictionary_element>> parse_json(std::string_view text,
                                                           std::string_view origin,
                                                           std::string& error) {
-  const auto doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("elements") ||
-      !doc["elements"].is_array()) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte counts from 1 and points past the last byte read: where the text broke off
+    // or went wrong.
+    error = std::string(origin) + ":" + position_of(text, e.byte == 0 ? 0 : e.byte - 1) +
+            ": not valid JSON: " + syntax_problem(e.what());
+    return std::nullopt;
+  }
+  if (!doc.is_object() || !doc.contains("elements") || !doc["elements"].is_array()) {
     error = std::string(origin) + ": not a JSON object with an \"elements\" array";
+    return std::nullopt;
+  }
+  if (const auto key = unknown_key(doc, top_keys)) {
+    error = std::string(origin) + ": unknown key '" + *key + "' (keys: " + listed(top_keys) + ")";
     return std::nullopt;
   }
   std::vector<dictionary_element> out;
@@ -145,6 +209,12 @@ std::optional<std::vector<dictionary_element>> parse_json(std::string_view text,
     ++index;
     if (!element.is_object()) {
       error = std::string(origin) + ": element " + std::to_string(index) + " is not an object";
+      return std::nullopt;
+    }
+    if (const auto key = unknown_key(element, element_keys)) {
+      error = std::string(origin) + ": element " + std::to_string(index) + " (id " +
+              text_of(element, "id") + "): unknown key '" + *key +
+              "' (keys: " + listed(element_keys) + ")";
       return std::nullopt;
     }
     raw_element r{
@@ -212,7 +282,13 @@ std::optional<std::vector<dictionary_element>> parse_csv(std::string_view text,
       for (const char* required : {"id", "name", "families", "size"})
         if (std::find(header.begin(), header.end(), required) == header.end()) {
           error = where + ": the header has no column '" + required +
-                  "' (columns: id, name, title, families, size, kind, multiplier, unit, errors)";
+                  "' (columns: " + listed(element_keys) + ")";
+          return std::nullopt;
+        }
+      for (const std::string& column : header)
+        if (std::find(element_keys.begin(), element_keys.end(), column) == element_keys.end()) {
+          error = where + ": unknown column '";
+          error.append(column).append("' (columns: ").append(listed(element_keys)).append(")");
           return std::nullopt;
         }
       continue;
@@ -257,6 +333,8 @@ std::optional<std::vector<dictionary_element>> parse_csv(std::string_view text,
 std::optional<std::vector<dictionary_element>> parse_dictionary(std::string_view text,
                                                                 std::string_view origin,
                                                                 std::string& error) {
+  // Spreadsheets save CSV as "UTF-8 with BOM": the mark is no part of the text.
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && text[first] == '{') return parse_json(text, origin, error);
   return parse_csv(text, origin, error);

@@ -15,17 +15,18 @@ void append_number(std::string& out, Unsigned n) {
   out.append(digits, end);
 }
 
-/// The record's IO elements in the format 3 form, in wire order (a repeated id stays
-/// twice): [[id,"decimal"],...] for fixed-width values, every one a decimal string so
-/// that no JSON reader rounds one and none needs to know the element's size, and
-/// [id,{"hex":"..."}] for variable-length (NX) values, which a reader so tells from
-/// numbers by type. Written into one buffer sized up front: this runs once per record
-/// on the data path.
+/// The record's IO elements in the format 4 form, in wire order (a repeated id stays
+/// twice): [[id,"decimal",size],...] for fixed-width values, every one a decimal string
+/// so that no JSON reader rounds one, with its size on the wire (1, 2, 4 or 8), which
+/// says how a signed element sign-extends whatever size the reader's IO dictionary
+/// expects; and [id,{"hex":"..."}] for variable-length (NX) values, which a reader so
+/// tells from numbers by type. Written into one buffer sized up front: this runs once
+/// per record on the data path.
 std::string io_json(const codecs::avl_packet& packet, const codecs::avl_record& r) {
   const auto elements = packet.io_of(r);
   std::size_t estimate = 2;
   for (const codecs::io_element& e : elements)
-    estimate += 10 + (e.variable ? 10 + 2 * std::size_t{e.size} : 22);
+    estimate += 10 + (e.variable ? 10 + 2 * std::size_t{e.size} : 24);
   std::string io;
   io.reserve(estimate);
   io += '[';
@@ -40,7 +41,9 @@ std::string io_json(const codecs::avl_packet& packet, const codecs::avl_record& 
     } else {
       io += ",\"";
       append_number(io, e.value);
-      io += "\"]";
+      io += "\",";
+      io += static_cast<char>('0' + e.size);
+      io += ']';
     }
   }
   io += ']';

@@ -10,7 +10,7 @@
 namespace tgw::infra::telemetry {
 
 /// Renders a decoded packet into a job: one field set per record, the IO elements as
-/// the format 3 `io` array (docs/TELEMETRY.md), and a fingerprint of the
+/// the format 4 `io` array (docs/TELEMETRY.md), and a fingerprint of the
 /// frame's bytes (FNV-1a 64) to recognise a resend.
 [[nodiscard]] packet_job render_packet(const std::string& imei, const codecs::avl_packet& packet,
                                        std::span<const std::uint8_t> frame);

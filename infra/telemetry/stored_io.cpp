@@ -78,7 +78,14 @@ struct scanner {
   [[nodiscard]] bool done() const { return at == s.size(); }
 };
 
-std::optional<stored_io> scan_format3(std::string_view text) {
+// Whether `size` is a fixed-width element's size and `value` fits in it.
+bool fits(std::uint64_t size, std::uint64_t value) {
+  if (size != 1 && size != 2 && size != 4 && size != 8) return false;
+  return size == 8 || value >> (8 * size) == 0;
+}
+
+// Formats 3 and 4 (`sized`: every integer with its wire size after it).
+std::optional<stored_io> scan_format3(std::string_view text, bool sized) {
   scanner in{text};
   stored_io out;
   if (!in.next('[')) return std::nullopt;
@@ -89,8 +96,15 @@ std::optional<stored_io> scan_format3(std::string_view text) {
     if (!id || !in.next(',')) return std::nullopt;
     if (in.next('"')) {
       const std::string_view digits = in.run(is_digit);
-      if (!decimal(digits) || !in.next('"')) return std::nullopt;
-      out.push_back({*id, kind_t::integer, std::string(digits)});
+      const auto value = decimal(digits);
+      if (!value || !in.next('"')) return std::nullopt;
+      std::uint8_t size = 0;
+      if (sized) {
+        const auto wire = decimal(in.next(',') ? in.run(is_digit) : std::string_view());
+        if (!wire || !fits(*wire, *value)) return std::nullopt;
+        size = static_cast<std::uint8_t>(*wire);
+      }
+      out.push_back({*id, kind_t::integer, std::string(digits), size});
     } else if (in.next(R"({"hex":")")) {
       const std::string_view hex = in.run(is_hex);
       if (hex.size() % 2 != 0 || !in.next('"') || !in.next('}')) return std::nullopt;
@@ -104,25 +118,41 @@ std::optional<stored_io> scan_format3(std::string_view text) {
   return out;
 }
 
-std::optional<stored_io> parse_format3(std::string_view text, std::string& error) {
+std::optional<stored_io> parse_format3(std::string_view text, bool sized, std::string& error) {
   const auto doc = nlohmann::json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_array()) {
     error = "io is not a JSON array";
     return std::nullopt;
   }
   stored_io out;
-  for (const auto& pair : doc) {
-    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_unsigned() ||
-        pair[0].get<std::uint64_t>() > 0xFFFF) {
-      error = "io has an element that is not [id, value] with an id 0-65535";
+  const std::size_t most = sized ? 3 : 2;
+  for (const auto& element : doc) {
+    if (!element.is_array() || element.size() < 2 || element.size() > most ||
+        !element[0].is_number_unsigned() || element[0].get<std::uint64_t>() > 0xFFFF) {
+      error = std::string("io has an element that is not ") +
+              (sized ? "[id, value, size] or [id, {\"hex\":...}]" : "[id, value]") +
+              " with an id 0-65535";
       return std::nullopt;
     }
-    const auto id = static_cast<std::uint16_t>(pair[0].get<std::uint64_t>());
-    const auto& value = pair[1];
-    if (value.is_string() && decimal(value.get_ref<const std::string&>())) {
-      out.push_back({id, kind_t::integer, value.get<std::string>()});
+    const auto id = static_cast<std::uint16_t>(element[0].get<std::uint64_t>());
+    const auto& value = element[1];
+    const bool has_size = element.size() == 3;
+    if (const auto number =
+            value.is_string() ? decimal(value.get_ref<const std::string&>()) : std::nullopt) {
+      if (sized && (!has_size || !element[2].is_number_unsigned() ||
+                    !fits(element[2].get<std::uint64_t>(), *number))) {
+        error = "io has id " + std::to_string(id) +
+                " without a size after its value (1, 2, 4 or 8 bytes that hold it)";
+        return std::nullopt;
+      }
+      out.push_back({id, kind_t::integer, value.get<std::string>(),
+                     static_cast<std::uint8_t>(sized ? element[2].get<std::uint64_t>() : 0)});
     } else if (value.is_object() && value.size() == 1 && value.contains("hex") &&
                value["hex"].is_string() && hex_bytes(value["hex"].get_ref<const std::string&>())) {
+      if (has_size) {
+        error = "io has id " + std::to_string(id) + " with a size after bytes, which have none";
+        return std::nullopt;
+      }
       out.push_back({id, kind_t::bytes, value["hex"].get<std::string>()});
     } else {
       error = "io has id " + std::to_string(id) +
@@ -202,8 +232,9 @@ std::optional<std::uint64_t> stored_io_value::number() const {
 std::optional<stored_io> read_io(std::string_view text, int format, std::string_view codec,
                                  std::string& error) {
   if (format >= 3) {
-    if (auto fast = scan_format3(text)) return fast;
-    return parse_format3(text, error);
+    const bool sized = format >= 4;
+    if (auto fast = scan_format3(text, sized)) return fast;
+    return parse_format3(text, sized, error);
   }
   if (auto fast = scan_format2(text, codec)) return fast;
   return parse_format2(text, codec, error);
@@ -230,6 +261,10 @@ void append_io_text(std::string& out, const stored_io& values) {
     out.append(digits, std::to_chars(digits, digits + sizeof digits, v.id).ptr);
     out += ',';
     append_value_text(out, v);
+    if (v.size != 0) {
+      out += ',';
+      out += static_cast<char>('0' + v.size);
+    }
     out += ']';
   }
   out += ']';
@@ -252,6 +287,7 @@ nlohmann::ordered_json io_json(const stored_io& values) {
       pair.push_back(std::move(bytes));
     } else {
       pair.push_back(v.text);
+      if (v.size != 0) pair.push_back(v.size);
     }
     out.push_back(std::move(pair));
   }

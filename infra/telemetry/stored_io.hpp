@@ -20,6 +20,10 @@ struct stored_io_value {
   std::uint16_t id = 0;
   kind_t kind = kind_t::integer;
   std::string text;
+  /// An integer's size on the wire, in bytes (1, 2, 4 or 8), which says how to
+  /// sign-extend it: recorded by entries of format 4 on; 0 where the entry did not
+  /// record it (formats 1 to 3) and for bytes.
+  std::uint8_t size = 0;
 
   /// The integer's value (always there for an `integer` read by read_io).
   [[nodiscard]] std::optional<std::uint64_t> number() const;
@@ -30,7 +34,9 @@ struct stored_io_value {
 using stored_io = std::vector<stored_io_value>;
 
 /// Reads the `io` field of an entry of format `format`:
-/// - 3: `[[id,"decimal"],[id,{"hex":"..."}],...]` (docs/TELEMETRY.md);
+/// - 4: `[[id,"decimal",size],[id,{"hex":"..."}],...]` (docs/TELEMETRY.md): every
+///   integer with its wire size (1, 2, 4 or 8), which its value must fit;
+/// - 3: the same without sizes, `[[id,"decimal"],...]`;
 /// - 1 and 2: `{"id":value,...}`, integers as JSON numbers up to 2^53 - 1 and decimal
 ///   strings above, NX bytes as hex strings. Of codec "8" or "16" (no NX elements) a
 ///   string is a decimal integer. Otherwise it is an integer when it is all digits,
@@ -42,14 +48,15 @@ using stored_io = std::vector<stored_io_value>;
 [[nodiscard]] std::optional<stored_io> read_io(std::string_view text, int format,
                                                std::string_view codec, std::string& error);
 
-/// Appends the format 3 `io` text of `values`.
+/// Appends the `io` text of `values` in the newest form: format 4's, where an integer
+/// read from an older entry (size 0) has no size.
 void append_io_text(std::string& out, const stored_io& values);
 [[nodiscard]] std::string io_text(const stored_io& values);
 
-/// The format 3 form as JSON.
+/// The same as JSON.
 [[nodiscard]] nlohmann::ordered_json io_json(const stored_io& values);
 
-/// Appends the format 3 JSON of one value: "decimal" or {"hex":"..."}.
+/// Appends the JSON of one value: "decimal" or {"hex":"..."}.
 void append_value_text(std::string& out, const stored_io_value& value);
 
 }  // namespace tgw::infra::telemetry

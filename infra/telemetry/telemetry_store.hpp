@@ -10,12 +10,12 @@
 namespace tgw::infra::telemetry {
 
 /// One record rendered as the fields of its telemetry stream entry, in this order:
-/// ts, pri, lon, lat, alt, ang, sat, spd, evt, io (the format 3 IO array), gen
+/// ts, pri, lon, lat, alt, ang, sat, spd, evt, io (the format 4 IO array), gen
 /// (the Codec 16 generation type; empty for other codecs).
 using record_fields = std::array<std::string, 11>;
 
 /// The version of the telemetry stream entry, its `v` field (docs/TELEMETRY.md).
-inline constexpr const char* telemetry_format_version = "3";
+inline constexpr const char* telemetry_format_version = "4";
 
 /// A decoded AVL packet ready to persist. `fingerprint` identifies the exact bytes,
 /// so a resend after a lost ACK is recognised.

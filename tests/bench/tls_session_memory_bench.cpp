@@ -4,7 +4,12 @@
 // is counted. Heap in use (glibc's mallinfo2, this program has no jemalloc) before and
 // after N sessions, per session, for each variant. docs/PERFORMANCE.md has the figures.
 //
-// Usage: tls_session_memory_bench [SESSIONS]   (default 2000)
+// Usage: tls_session_memory_bench [SESSIONS] [--sites]   (default 2000)
+//
+// --sites: where the memory of an idle session goes, by OpenSSL source line. OpenSSL
+// hands every allocation's file and line to the allocator it is given; the bench's
+// allocator (which clears freed blocks as the gateway's does) notes them, and after the
+// sessions go idle the blocks still held are summed per line, per session.
 
 #include <fcntl.h>
 #include <malloc.h>
@@ -13,14 +18,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "infra/net/tls_channel.hpp"
@@ -52,6 +62,85 @@ void require(bool ok) {
     std::exit(1);
   }
 }
+
+// --- allocation sites ------------------------------------------------------------------
+
+struct allocation {
+  const char* file;
+  int line;
+  std::size_t size;
+  std::uint64_t serial;
+};
+
+bool tracking = false;
+std::uint64_t next_serial = 0;
+std::unordered_map<void*, allocation>& live_blocks() {
+  static auto* blocks = new std::unordered_map<void*, allocation>();
+  return *blocks;
+}
+
+void note(void* p, std::size_t n, const char* file, int line) {
+  if (tracking && p != nullptr) live_blocks()[p] = {file, line, n, next_serial++};
+}
+
+void* site_malloc(std::size_t n, const char* file, int line) {
+  void* p = std::malloc(n);
+  note(p, n, file, line);
+  return p;
+}
+
+void site_free(void* p, const char*, int) {
+  if (p == nullptr) return;
+  live_blocks().erase(p);
+  explicit_bzero(p, malloc_usable_size(p));
+  std::free(p);
+}
+
+void* site_realloc(void* p, std::size_t n, const char* file, int line) {
+  if (p == nullptr) return site_malloc(n, file, line);
+  if (n == 0) {
+    site_free(p, file, line);
+    return nullptr;
+  }
+  void* moved = site_malloc(n, file, line);
+  if (moved == nullptr) return nullptr;
+  std::memcpy(moved, p, std::min(n, malloc_usable_size(p)));
+  site_free(p, file, line);
+  return moved;
+}
+
+// The blocks made since `serial` and still held, summed by source line, per session.
+std::string site_report(std::uint64_t serial, int sessions) {
+  std::map<std::string, std::pair<std::size_t, std::size_t>> by_site;  // blocks, bytes
+  std::size_t total = 0;
+  for (const auto& [p, a] : live_blocks()) {
+    if (a.serial < serial) continue;
+    const char* base = std::strrchr(a.file, '/');
+    auto& s = by_site[std::string(base != nullptr ? base + 1 : a.file) + ":" +
+                      std::to_string(a.line) + " (" + std::to_string(a.size) + " B)"];
+    ++s.first;
+    s.second += malloc_usable_size(p);
+    total += malloc_usable_size(p);
+  }
+  std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>> rows(by_site.begin(),
+                                                                                by_site.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  char line[512];
+  std::snprintf(line, sizeof line, "    OpenSSL blocks held a session: %.0f bytes (usable sizes)\n",
+                static_cast<double>(total) / sessions);
+  std::string out = line;
+  for (const auto& [site, s] : rows) {
+    const double blocks = static_cast<double>(s.first) / sessions;
+    if (blocks < 0.05) continue;
+    std::snprintf(line, sizeof line, "    %8.0f B  %5.2f blocks  %s\n",
+                  static_cast<double>(s.second) / sessions, blocks, site.c_str());
+    out += line;
+  }
+  return out;
+}
+
+bool show_sites = false;
 
 std::size_t heap_in_use() {
   const struct mallinfo2 m = mallinfo2();
@@ -167,6 +256,7 @@ void measure(const variant& v, int sessions, const std::string& cert, const std:
   for (const int fd : server_fds) ::fcntl(fd, F_SETFL, O_NONBLOCK);
   malloc_trim(0);
   const std::size_t before = heap_in_use();
+  const std::uint64_t serial = next_serial;
   std::vector<std::unique_ptr<tls_channel>> servers;
   int failed = 0;
   for (const int fd : server_fds) {
@@ -174,6 +264,10 @@ void measure(const variant& v, int sessions, const std::string& cert, const std:
     if (!serve(*servers.back(), fd, v)) ++failed;
   }
   const std::size_t after = heap_in_use();
+  const bool print =
+      show_sites && (v.at == stage::idle && v.free_buffers_when_idle &&
+                     std::string(v.name).find("as the gateway runs it") != std::string::npos);
+  const std::string sites = print ? site_report(serial, sessions) : std::string();
   (void)::write(done[1], "x", 1);
   ::waitpid(child, nullptr, 0);
   // Closed as the gateway closes them, with close_notify: OpenSSL drops a session that
@@ -188,6 +282,7 @@ void measure(const variant& v, int sessions, const std::string& cert, const std:
   std::printf("%-50s %6d sessions%s: %6.2f KiB of heap each, %5.2f KiB each left once closed\n",
               v.name, sessions, failed > 0 ? " (SOME FAILED)" : "", kib(after - before),
               kib(closed > before ? closed - before : 0));
+  std::fputs(sites.c_str(), stdout);
   std::fflush(stdout);
   for (const int fd : server_fds) ::close(fd);
   ::close(done[0]);
@@ -197,7 +292,21 @@ void measure(const variant& v, int sessions, const std::string& cert, const std:
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int sessions = argc > 1 ? std::atoi(argv[1]) : 2000;
+  int sessions = 2000;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--sites") == 0)
+      show_sites = true;
+    else
+      sessions = std::atoi(argv[i]);
+  }
+  if (show_sites) {
+    // Before OpenSSL allocates anything: only then may its allocator be set.
+    if (CRYPTO_set_mem_functions(site_malloc, site_realloc, site_free) != 1) {
+      std::fprintf(stderr, "OpenSSL's allocator could not be set\n");
+      return 1;
+    }
+    tracking = true;
+  }
   const std::string dir = std::filesystem::temp_directory_path() / "tgw-tls-memory-bench";
   std::filesystem::create_directories(dir);
   const auto ca = tgw::test::make_ca(dir, "bench-ca");

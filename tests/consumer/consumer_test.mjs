@@ -174,6 +174,8 @@ test('telemetry tail --json: every ts and IO value exact, NX bytes as bytes', as
     assert.equal(BigInt(r.ts), times[i]);
     assert.equal(typeof r.time, 'string');
     checkIo(r.io, `tail record ${i}`);
+    // Format 4: each integer with the bytes it took on the wire; bytes without.
+    assert.deepEqual(r.io.map((e) => e[2]), [1, 1, 4, 8, undefined, undefined]);
     assert.deepEqual(r.io_named.dallas_temperature_1, { error: 'not_connected' });
     assert.deepEqual(r.io_named.digital_input_1, ['0', '1']);
     assert.deepEqual(Buffer.from(r.io_named.external_voltage.hex, 'hex'), nx66);

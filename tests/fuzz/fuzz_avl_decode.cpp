@@ -23,6 +23,7 @@
 #include "codecs/errc.hpp"
 #include "fuzz_support.hpp"
 #include "infra/json/frame_json.hpp"
+#include "infra/telemetry/entry_schema.hpp"
 #include "infra/telemetry/packet_rendering.hpp"
 #include "infra/telemetry/stored_io.hpp"
 #include "infra/text/hex.hpp"
@@ -71,7 +72,7 @@ void check_stored_forms(const avl_packet& packet, std::span<const std::uint8_t> 
     const auto& fields = job.records[i];
     require(fields[0] == std::to_string(r.timestamp_ms));
     std::string error;
-    const auto values = t::read_io(fields[9], 3, job.codec, error);
+    const auto values = t::read_io(fields[9], t::newest_entry_format, job.codec, error);
     require(values.has_value());
     const auto elements = packet.io_of(r);
     require(values->size() == elements.size());
@@ -84,11 +85,15 @@ void check_stored_forms(const avl_packet& packet, std::span<const std::uint8_t> 
         require(v.text == tgw::infra::to_hex(packet.value_bytes(e)));
       } else {
         require(v.kind == t::stored_io_value::kind_t::integer && v.number() == e.value);
+        require(v.size == e.size);
       }
     }
-    // A double-based reader meets no number in io: ids are 16-bit, values strings.
+    // A double-based reader meets no number in io beyond 16 bits: ids, sizes; values are
+    // strings.
     const auto doc = nlohmann::json::parse(fields[9]);
-    for (const auto& pair : doc) require(pair[0].is_number_unsigned() && !pair[1].is_number());
+    for (const auto& element : doc)
+      require(element[0].is_number_unsigned() && !element[1].is_number() &&
+              (element.size() == 2 || element[2].is_number_unsigned()));
     // tgw decode's record: the time as a string and an ISO form naming the same ms.
     const auto json = tgw::infra::record_json(packet, r);
     require(json["timestamp_ms"] == fields[0]);

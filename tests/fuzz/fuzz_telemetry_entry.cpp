@@ -4,11 +4,13 @@
 // row's binary COPY tuple has 17 fields whose lengths cover it exactly;
 // a rejection keeps every field as a JSON object; nothing PostgreSQL refuses (a NUL
 // byte or \u0000 in text or jsonb) reaches a column, so no entry can block the sink.
-// Format 3: a row's io holds exactly the values a general JSON parser reads from the
-// entry's io (for a format 3 entry), every value round-trips through the format 3 text,
-// each of its kind (decimal digits within 64 bits, or hex bytes), and io_named is
-// named_io of those values.
+// Formats 3 and 4: a row's io holds exactly the values a general JSON parser reads from
+// the entry's io (for a format 3 or 4 entry, a format 4 integer with its wire size,
+// which holds it), every value round-trips through the newest text, each of its kind
+// (decimal digits within 64 bits, or hex bytes), and io_named is named_io of those
+// values.
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -67,30 +69,48 @@ bool hex_bytes(const std::string& s) {
 void check_io(const entry_fields& fields, const position_row& row) {
   namespace t = tgw::infra::telemetry;
   std::string error;
-  const auto values = t::read_io(row.io, 3, row.codec.value_or(""), error);
+  // The row's io is in the newest form: format 4's, sizes where the entry had them.
+  // The format as the sink reads `v` (a row has one it reads, or none: format 1).
+  const std::string v = field_of(fields, "v");
+  long format = 1;
+  if (!v.empty()) std::from_chars(v.data(), v.data() + v.size(), format);
+  const auto values = t::read_io(row.io, format >= 4 ? 4 : 3, row.codec.value_or(""), error);
   require(values.has_value());
-  for (const auto& v : *values)
-    require(v.kind == t::stored_io_value::kind_t::integer ? decimal_within_64_bits(v.text)
-                                                          : hex_bytes(v.text));
-  // Round trip: the values' format 3 text reads back as the same values.
+  for (const auto& value : *values) {
+    require(value.kind == t::stored_io_value::kind_t::integer ? decimal_within_64_bits(value.text)
+                                                              : hex_bytes(value.text));
+    require(value.size == 0 || (format >= 4 && value.kind == t::stored_io_value::kind_t::integer));
+  }
+  // Round trip: the values' text reads back as the same values.
   const std::string text = t::io_text(*values);
-  const auto again = t::read_io(text, 3, "", error);
+  const auto again = t::read_io(text, format >= 4 ? 4 : 3, "", error);
   require(again.has_value() && *again == *values);
   require(nlohmann::json::parse(text) == nlohmann::json::parse(row.io));
-  require(t::named_io_text(*values, names()) == row.io_named);
-  // A format 3 entry's io: what a general JSON parser reads of it, pair by pair.
-  const std::string& v = field_of(fields, "v");
-  if (v != "3") return;
+  std::vector<t::io_size_mismatch> mismatches;
+  require(t::named_io_text(*values, names(), &mismatches) == row.io_named);
+  require(mismatches == row.io_size_mismatches);
+  // A format 3 or 4 entry's io: what a general JSON parser reads of it, element by
+  // element.
+  if (format < 3) return;
   const auto doc = nlohmann::json::parse(field_of(fields, "io"));
   require(doc.is_array() && doc.size() == values->size());
   for (std::size_t i = 0; i < values->size(); ++i) {
-    const auto& pair = doc[i];
+    const auto& element = doc[i];
     const auto& value = (*values)[i];
-    require(pair.is_array() && pair.size() == 2 && pair[0] == value.id);
-    if (value.kind == t::stored_io_value::kind_t::bytes)
-      require(pair[1].is_object() && pair[1].size() == 1 && pair[1]["hex"] == value.text);
-    else
-      require(pair[1].is_string() && pair[1] == value.text);
+    require(element.is_array() && element[0] == value.id);
+    if (value.kind == t::stored_io_value::kind_t::bytes) {
+      require(element.size() == 2);
+      require(element[1].is_object() && element[1].size() == 1 && element[1]["hex"] == value.text);
+    } else {
+      require(element[1].is_string() && element[1] == value.text);
+      if (format >= 4) {
+        require(element.size() == 3 && element[2] == value.size);
+        const std::uint64_t n = *value.number();
+        require(value.size == 8 || n >> (8 * value.size) == 0);
+      } else {
+        require(element.size() == 2);
+      }
+    }
   }
 }
 

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "codecs/imei.hpp"
 #include "infra/commands/command_store.hpp"
 #include "tests/support/fake_registry_store.hpp"
 
@@ -252,7 +253,7 @@ class fake_command_store final : public infra::commands::command_store {
     return !s.empty() &&
            std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
   }
-  static bool is_imei(const std::string& s) { return s.size() == 15 && digits(s); }
+  static bool is_imei(const std::string& s) { return codecs::valid_imei(s); }
   static std::int64_t now_s() {
     return std::chrono::duration_cast<std::chrono::seconds>(
                std::chrono::system_clock::now().time_since_epoch())

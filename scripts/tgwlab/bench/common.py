@@ -102,6 +102,14 @@ def persist_call(records, packets=PACKETS_PER_CALL, tag=None):
         ["bench", "1000", "0"] + args
 
 
+def source_spread(devices, wanted):
+    """Loopback source addresses for a simulated fleet of this size: at least `wanted`,
+    and enough that no address brings more new devices than a gateway's default
+    per-address budget lets in at once (--new-devices-burst 1,000: a benchmark measures
+    the fleet it asked for, not that budget)."""
+    return max(wanted, -(-devices // 500))
+
+
 def cpu_model():
     with open("/proc/cpuinfo") as f:
         for line in f:

@@ -83,7 +83,8 @@ def measure(a, sides, procs, tmp, simulator, gw_tls=(), sim_tls=()):
                 [simulator, "simulate", "--target", f"127.0.0.1:{gport}", *sim_tls,
                  "--count", str(a.devices), "--records-per-packet", str(a.records),
                  "--send-period", a.period, "--ramp-up", "5s", "--duration",
-                 f"{a.seconds + 20}s", "--source-spread", "8", "--imei-base", str(s.imei_base),
+                 f"{a.seconds + 20}s", "--source-spread", str(common.source_spread(a.devices, 8)),
+                 "--imei-base", str(s.imei_base),
                  "--json", "--log-level", "warn"], stdout=out, stderr=err)
     time.sleep(10)
 

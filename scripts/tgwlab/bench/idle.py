@@ -35,7 +35,8 @@ def measure(procs, tmp, binary, simulator, mode, devices, cert):
     with open(os.devnull, "wb") as out, open(os.path.join(tmp, "sim.log"), "wb") as err:
         sim = procs.start([simulator, "simulate", "--target", f"127.0.0.1:{gport}", "--count",
                            str(devices), "--records-per-packet", "1", "--send-interval", "1h",
-                           "--ramp-up", "5s", "--source-spread", "4", "--ack-timeout", "30s",
+                           "--ramp-up", "5s", "--source-spread", str(common.source_spread(devices, 4)),
+                           "--ack-timeout", "30s",
                            "--quiet", "--duration", "300s", *sim_flags], stdout=out, stderr=err)
     n = 0
     for _ in range(240):
@@ -48,6 +49,9 @@ def measure(procs, tmp, binary, simulator, mode, devices, cert):
     per = round((after - before) / devices, 2) if before and after else float("nan")
     print(f"{binary} {mode}: {n} sessions, RSS {before} -> {after} KiB, {per} KiB per idle device",
           flush=True)
+    if n < devices:
+        print(f"{PROG}: only {n} of {devices} devices held a session: the figure is not per "
+              f"device; see the gateway's teltonika_refused_total (log: {tmp}/gateway.log)", flush=True)
     for p in (sim, gateway, redis):
         procs.stop(p)
 

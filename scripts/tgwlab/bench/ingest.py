@@ -195,7 +195,8 @@ class Ingest:
             sim = self.procs.start(
                 self.sim + ["--count", str(a.devices), "--records-per-packet", str(rpp), *pacing,
                             "--ramp-up", f"{a.ramp_up}s", "--duration", f"{t1 + 3}s",
-                            "--source-spread", str(a.source_spread), "--json",
+                            "--source-spread", str(common.source_spread(a.devices, a.source_spread)),
+                            "--json",
                             "--progress-log", progress_log], stdout=out, stderr=err)
         # The snapshots are taken from this process at their moment: no process starts
         # inside the window, where its CPU would show up as latency.
@@ -258,7 +259,8 @@ class Ingest:
             return self.procs.start(
                 self.sim + ["--count", str(count), "--records-per-packet", "1",
                             "--send-interval", "1h", "--ramp-up", "10s", "--source-spread",
-                            str(spread), "--imei-base", str(imei_base), "--ack-timeout", "30s",
+                            str(common.source_spread(count, spread)), "--imei-base", str(imei_base),
+                            "--ack-timeout", "30s",
                             "--quiet", "--json"], stdout=out, stderr=err)
 
     def idle_memory(self, name="memory"):

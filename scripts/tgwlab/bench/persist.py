@@ -25,10 +25,14 @@ PER_PACKET_CALLS = {
 
 # One 8E record as the simulator sends it: ts priority lon lat alt angle sats speed
 # event_io io_json generation_type (empty outside Codec 16). io in the form the gateway
-# renders (telemetry entry format 3, docs/TELEMETRY.md).
+# renders (telemetry entry format 4, docs/TELEMETRY.md).
 RECORD = ["1763770000000", "0", "253456789", "546789012", "120", "180", "12", "56", "0",
-          '[[239,"1"],[240,"1"],[21,"4"],[66,"12843"],[24,"56"],[181,"12"],[182,"8"],[16,"1234567"]]',
+          '[[239,"1",1],[240,"1",1],[21,"4",1],[66,"12843",2],[24,"56",2],[181,"12",2],'
+          '[182,"8",2],[16,"1234567",4]]',
           ""]
+# The same elements as format 3 wrote them (no wire sizes), for --format3-io.
+FORMAT3_IO = ('[[239,"1"],[240,"1"],[21,"4"],[66,"12843"],[24,"56"],[181,"12"],[182,"8"],'
+              '[16,"1234567"]]')
 # The same elements as format 2 wrote them, for --format2-io.
 FORMAT2_IO = '{"239":1,"240":1,"21":4,"66":12843,"24":56,"181":12,"182":8,"16":1234567}'
 
@@ -122,6 +126,8 @@ def main(args):
                          RECORD[9]))
     if args.format2_io:
         variants.append(("with the format 2 io field", variants[0][1], [], FORMAT2_IO))
+    if args.format3_io:
+        variants.append(("with the format 3 io field", variants[0][1], [], FORMAT3_IO))
     for setting in args.config:
         parts = setting.split()
         if len(parts) != 2:

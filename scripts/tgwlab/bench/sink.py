@@ -28,18 +28,27 @@ def resp(args):
     return "".join(out)
 
 
-def entries(n):
-    """n telemetry entries in the format `tgw serve` writes (format 3, eight FMB IO
-    elements each) as XADD commands in RESP; the same n entries on every call."""
+def yesterday_ms():
+    """Yesterday's midnight (UTC) in ms: record times from it are within the window of
+    record times the sink stores (docs/TELEMETRY.md)."""
+    day = 86400000
+    return (int(time.time() * 1000) // day - 1) * day
+
+
+def entries(n, start):
+    """n telemetry entries in the format `tgw serve` writes (format 4, eight FMB IO
+    elements each) as XADD commands in RESP, their record times from `start` (ms) on;
+    the same n entries on every call."""
     rnd = random.Random(7)
     out = []
     for i in range(n):
         imei = str(356307042440000 + i % 2000)
-        ts = 1700000000000 + i * 100
-        io = ('[[239,"%d"],[240,"%d"],[21,"%d"],[200,"0"],[69,"1"],[66,"%d"],[67,"%d"],[16,"%d"]]'
+        ts = start + i * 100
+        io = ('[[239,"%d",1],[240,"%d",1],[21,"%d",1],[200,"0",1],[69,"1",1],[66,"%d",2],'
+              '[67,"%d",2],[16,"%d",4]]'
               % (i % 2, (i + 1) % 2, rnd.randint(1, 5), rnd.randint(11000, 14000),
                  rnd.randint(3900, 4200), 1000 + i))
-        out.append(resp(["XADD", "telemetry:records", "*", "v", "3", "imei", imei, "codec", "8E",
+        out.append(resp(["XADD", "telemetry:records", "*", "v", "4", "imei", imei, "codec", "8E",
                          "ts", str(ts), "pri", "0", "lon", str(250000000 + rnd.randint(0, 9999999)),
                          "lat", str(540000000 + rnd.randint(0, 9999999)),
                          "alt", str(rnd.randint(80, 200)), "ang", str(rnd.randint(0, 359)),
@@ -106,8 +115,8 @@ class Sink:
                         "--init"], stdout=subprocess.DEVNULL, check=True)
 
         log(f"loading {a.records} entries into telemetry:records")
-        subprocess.run(["redis-cli", "-p", str(self.redis_port), "--pipe"], input=entries(a.records),
-                       stdout=subprocess.DEVNULL, check=True)
+        subprocess.run(["redis-cli", "-p", str(self.redis_port), "--pipe"],
+                       input=entries(a.records, yesterday_ms()), stdout=subprocess.DEVNULL, check=True)
         held = self.r.xlen("telemetry:records")
         if held != a.records:
             fail(PROG, f"the stream holds {held} entries, not {a.records}", 1)

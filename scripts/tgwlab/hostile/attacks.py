@@ -107,9 +107,11 @@ class UdpFlood(Attack):
     """Datagrams from many loopback sources (a spoofer's view): well-formed under random
     IMEIs, or garbage."""
 
-    def __init__(self, gateway, garbage=False, sources=64, seed=7, limit=None):
-        super().__init__("udp-flood")
-        self.gateway, self.garbage, self.limit = gateway, garbage, limit
+    def __init__(self, gateway, garbage=False, sources=64, seed=7, limit=None, name="udp-flood",
+                 pause=0.0):
+        """pause: seconds between rounds over the sources (0: as fast as Python sends)."""
+        super().__init__(name)
+        self.gateway, self.garbage, self.limit, self.pause = gateway, garbage, limit, pause
         self.rng = random.Random(seed)
         self.sockets = []
         for _ in range(sources):
@@ -129,6 +131,8 @@ class UdpFlood(Attack):
             s.sendto(datagram, ("127.0.0.1", self.gateway.port))
             self.sent += 1
             self.bytes_sent += len(datagram)
+        if self.pause:
+            self.stop_event.wait(self.pause)
 
 
 def half_sent_http(port, count, source="127.0.0.1"):

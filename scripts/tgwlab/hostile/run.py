@@ -68,10 +68,14 @@ def commands_beside(gw, stop_event, redis_url, tgw, imei, outcome):
     n = 0
     while not stop_event.wait(5):
         n += 1
-        cli = subprocess.run([tgw, "command", "send", "--redis", redis_url, "--imei", imei,
-                              "--text", "getinfo\r\nsetparam 2001:evil", "--timeout", "1s"],
-                             capture_output=True, text=True)
+        send = [tgw, "command", "send", "--redis", redis_url, "--imei", imei,
+                "--text", "getinfo\r\nsetparam 2001:evil", "--timeout", "2s"]
+        cli = subprocess.run(send, capture_output=True, text=True)
         outcome["cli_refused"] = outcome.get("cli_refused", 0) + (cli.returncode == 2)
+        # Past the CLI's check, the gateway's own: the command ends failed/malformed.
+        past = subprocess.run(send + ["--allow-control-chars"], capture_output=True, text=True)
+        outcome["gateway_refused"] = (outcome.get("gateway_refused", 0)
+                                      + ("malformed" in past.stdout + past.stderr))
         outcome["sent"] = n
 
 
@@ -110,7 +114,9 @@ def run(args):
               attacks.BadCrcFlood(gw, ATTACKERS["bad_crc"], "356307049990001"),
               attacks.RefusedConnections(gw, ATTACKERS["refused"]),
               attacks.UdpFlood(gw, sources=200, seed=1),
-              attacks.UdpFlood(gw, garbage=True, sources=100, seed=2)]
+              attacks.UdpFlood(gw, garbage=True, sources=100, seed=2, name="udp-garbage"),
+              # One source at about 1,000 datagrams/s, five times its rate budget.
+              attacks.UdpFlood(gw, sources=1, seed=3, name="udp-one-source", pause=0.001)]
     tls_view = Gateway(tgw, workdir, tls=tls)
     tls_view.port = gw.tls_port
     floods.append(attacks.KeepaliveFlood(tls_view, ATTACKERS["keepalives_tls"], tls=True))

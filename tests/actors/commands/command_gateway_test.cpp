@@ -112,6 +112,18 @@ class Commands : public ::testing::Test {
     ASSERT_TRUE(eventually([&] { return device(port).connected(); })) << "gateway did not start";
   }
   std::string redis_url() const { return backend.url(); }
+  /// `tgw command send --json` to `imei` with `args`, running while the test plays the
+  /// device.
+  std::future<run_result> send_json(const std::string& imei, const std::string& args) {
+    return std::async(std::launch::async, [this, imei, args] {
+      return run_tgw("command send --json --redis " + redis_url() + " --imei " + imei + " " + args);
+    });
+  }
+  /// The outcome `send --json` printed (its last line of JSON).
+  static nlohmann::json outcome_of(const run_result& r) {
+    const auto at = r.out.rfind('{');
+    return nlohmann::json::parse(at == std::string::npos ? "" : r.out.substr(at), nullptr, false);
+  }
 
   /// Every response published for `command_id` (in any shard).
   std::vector<command_response> responses(const std::string& command_id) {
@@ -359,16 +371,13 @@ TEST_F(Commands, ABinaryReplyIsKeptAsBytesAndPrintedSafely) {
   for (const auto codec : {codecs::codec_id::codec12, codecs::codec_id::codec14}) {
     const int number = codec == codecs::codec_id::codec12 ? 12 : 14;
     SCOPED_TRACE("Codec " + std::to_string(number));
-    auto sent = std::async(std::launch::async, [&] {
-      return run_tgw("command send --json --redis " + redis_url() + " --imei " + imei_a +
-                     " --text getrs232 --timeout 5s --codec " + std::to_string(number));
-    });
+    auto sent = send_json(imei_a, "--text getrs232 --timeout 5s --codec " + std::to_string(number));
     EXPECT_EQ(a.receive_command(), "getrs232");
     a.answer(binary, codec);
     const auto result = sent.get();
     EXPECT_EQ(result.exit_code, 0) << result.out;
     EXPECT_EQ(result.out.find('\x1B'), std::string::npos) << "a raw ESC reached the terminal";
-    const auto out = nlohmann::json::parse(result.out.substr(result.out.rfind('{')));
+    const auto out = outcome_of(result);
     EXPECT_EQ(out["status"], "responded");
     EXPECT_TRUE(out["response"].is_null());
     EXPECT_EQ(out["response_hex"], "C5011B5B324AFF005A");
@@ -400,6 +409,64 @@ TEST_F(Commands, ABinaryReplyIsKeptAsBytesAndPrintedSafely) {
       journaled |= kv[i].text == "response_hex" && kv[i + 1].text == "C5011B5B324AFF005A";
   }
   EXPECT_TRUE(journaled);
+}
+
+// An IMEISV's 16 digits pass the handshake, and `tgw command send` takes them too, in
+// Codec 12 and in Codec 14 (whose 8-byte BCD IMEI holds 16 digits exactly).
+TEST_F(Commands, ADeviceOf16DigitsGetsCommandsInBothCodecs) {
+  start();
+  constexpr const char* imeisv = "3563070424410134";
+  tracker a(port, imeisv);
+  ASSERT_TRUE(a.accepted);
+  ASSERT_TRUE(eventually([&] { return owner_of(imeisv) == "gwA"; }));
+  for (const auto codec : {codecs::codec_id::codec12, codecs::codec_id::codec14}) {
+    const int number = codec == codecs::codec_id::codec12 ? 12 : 14;
+    SCOPED_TRACE("Codec " + std::to_string(number));
+    auto sent = send_json(imeisv, "--text getver --timeout 5s --codec " + std::to_string(number));
+    EXPECT_EQ(a.receive_command(), "getver");
+    EXPECT_EQ(a.last_codec, static_cast<std::uint8_t>(codec));
+    a.answer("Ver:03.28", codec);
+    const auto result = sent.get();
+    EXPECT_EQ(result.exit_code, 0) << result.out;
+    const auto out = outcome_of(result);
+    ASSERT_TRUE(out.is_object()) << result.out;
+    EXPECT_EQ(out["imei"], imeisv);
+    EXPECT_EQ(out["status"], "responded");
+    EXPECT_EQ(out["response"], "Ver:03.28");
+  }
+}
+
+// A device may answer with nothing at all: the command responded, with an empty reply,
+// which JSON readers get as "" (a reply of no bytes), not null (no reply).
+TEST_F(Commands, AnEmptyReplyIsAnEmptyStringNotNull) {
+  start();
+  tracker a(port, imei_a);
+  ASSERT_TRUE(eventually([&] { return owner_of(imei_a) == "gwA"; }));
+  auto sent = send_json(imei_a, "--text setdigout --timeout 5s");
+  EXPECT_EQ(a.receive_command(), "setdigout");
+  a.answer("");
+  const auto result = sent.get();
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  const auto out = outcome_of(result);
+  ASSERT_TRUE(out.is_object()) << result.out;
+  EXPECT_EQ(out["status"], "responded");
+  EXPECT_EQ(out["response"], "");
+  EXPECT_EQ(out["response_hex"], "");
+  const std::string command_id = out["command_id"].get<std::string>();
+  // The same in the device's command history.
+  const auto history =
+      run_tgw("command history --json --redis " + redis_url() + " --imei " + imei_a);
+  ASSERT_EQ(history.exit_code, 0) << history.out;
+  const auto listed = nlohmann::json::parse(history.out, nullptr, false);
+  bool found = false;
+  for (const auto& c : listed.is_object() ? listed.value("commands", nlohmann::json::array())
+                                          : nlohmann::json::array()) {
+    if (c["command_id"] != command_id) continue;
+    found = true;
+    EXPECT_EQ(c["response"], "");
+    EXPECT_EQ(c["response_hex"], "");
+  }
+  EXPECT_TRUE(found) << history.out;
 }
 
 TEST_F(Commands, SigtermFailsTheCommandInFlightWithSocketClosedAndExitsZero) {

@@ -158,7 +158,7 @@ TEST_F(Devices, EachColumnIsWhatTheDevicesSent) {
     EXPECT_GE(d["connected_ms"].get<std::int64_t>(), reconnect);
     EXPECT_LE(d["connected_ms"].get<std::int64_t>(), d["last_seen_ms"].get<std::int64_t>());
     EXPECT_LE(d["last_seen_ms"].get<std::int64_t>(), after);
-    EXPECT_EQ(d["position"]["ts_ms"], p.ts);
+    EXPECT_EQ(d["position"]["ts_ms"], std::to_string(p.ts));
     EXPECT_DOUBLE_EQ(d["position"]["lat"].get<double>(), p.lat / 1e7);
     EXPECT_DOUBLE_EQ(d["position"]["lon"].get<double>(), p.lon / 1e7);
     EXPECT_EQ(d["position"]["speed"], p.speed);
@@ -259,6 +259,43 @@ TEST_F(Devices, OneDeviceInFullWithItsJournalAndOpenCommands) {
   EXPECT_EQ(unknown.exit_code, 1) << unknown.out;
   EXPECT_NE(unknown.out.find("nothing is known of device 356307042441062"), std::string::npos)
       << unknown.out;
+}
+
+// A device clock may stamp any 64-bit time. 2^53 + 1 is the first a double cannot hold
+// (JavaScript would read 2^53), 2^63 the first past a signed 64-bit integer (which read
+// as 0, 1970): both come back exactly, as strings with their ISO 8601 form.
+TEST_F(Devices, RecordTimesPastWhatADoubleHoldsStayExact) {
+  struct frame {
+    std::uint64_t ts;
+    const char* digits;
+    const char* time;
+  };
+  const frame frames[] = {
+      {(std::uint64_t{1} << 53) + 1, "9007199254740993", "+287396-10-12T08:59:00.993Z"},
+      {std::uint64_t{1} << 63, "9223372036854775808", "+292278994-08-17T07:12:55.808Z"}};
+  tracker device(a.port, "356307042441013");
+  ASSERT_TRUE(device.accepted());
+  for (const frame& f : frames) {
+    SCOPED_TRACE(f.digits);
+    ASSERT_TRUE(device.send(1, {f.ts, 546992600, 252616700, 41, 12}));
+    const auto got = listed();
+    ASSERT_TRUE(got.contains("356307042441013"));
+    const json& position = got.at("356307042441013")["position"];
+    EXPECT_EQ(position["ts_ms"], f.digits);
+    EXPECT_EQ(position["time"], f.time);
+
+    const json full = devices_json("--imei 356307042441013");
+    ASSERT_TRUE(full.is_object());
+    EXPECT_EQ(full["position"]["ts_ms"], f.digits);
+    EXPECT_EQ(full["projection"]["last_ts"], f.digits);
+
+    const run_result text = devices("--imei 356307042441013");
+    ASSERT_EQ(text.exit_code, 0) << text.out;
+    const auto line = words_of_line(text.out, "  position time");
+    ASSERT_GE(line.size(), 3U) << text.out;
+    EXPECT_EQ(line[2], f.time) << text.out;
+    EXPECT_EQ(text.out.find("1970-"), std::string::npos) << text.out;
+  }
 }
 
 TEST_F(Devices, BadFiltersAreUsageErrors) {

@@ -57,8 +57,8 @@ TEST_F(Gateway, AcksTheRecordCountAfterStoringEveryField) {
   EXPECT_EQ(f["sat"], "12");
   EXPECT_EQ(f["spd"], "41");
   EXPECT_EQ(f["evt"], "239");
-  EXPECT_EQ(f["io"], R"([[239,"1"],[66,"12345"],[16,"987654"]])");
-  EXPECT_EQ(f["v"], "3");
+  EXPECT_EQ(f["io"], R"([[239,"1",1],[66,"12345",2],[16,"987654",4]])");
+  EXPECT_EQ(f["v"], "4");
   EXPECT_EQ(f["codec"], "8E");
   EXPECT_EQ(f["gen"], "");
 }

@@ -129,6 +129,13 @@ class SessionCommands : public ::testing::Test {
     EXPECT_EQ(codecs::encode_command_frame(f, out), codecs::errc::ok);
     return out;
   }
+  /// The device answers the command in flight: a Codec 12 or 14 response (ACK) frame,
+  /// Codec 14 naming `device`.
+  void reply(codecs::codec_id codec, const std::string& text, const codecs::imei& device = {}) {
+    deliver(codecs::frame_kind::command,
+            device_frame(codec, codecs::message_type::response, text, device),
+            static_cast<std::uint8_t>(codec));
+  }
   static bytes command_frame(codecs::codec_id codec, const std::string& text,
                              const codecs::imei& device = {}) {
     return device_frame(codec, codecs::message_type::command, text, device);
@@ -185,6 +192,42 @@ TEST_F(SessionCommands, Codec14CarriesTheImeiAndANackMeansImeiMismatch) {
   ASSERT_EQ(log->resolved.size(), 1U);
   EXPECT_EQ(log->resolved[0].second.status, "failed");
   EXPECT_EQ(log->resolved[0].second.failure_reason, "imei_mismatch");
+}
+
+TEST_F(SessionCommands, Codec14AckInAnotherDevicesNameIsAnImeiMismatch) {
+  command("c14", 14, "getver");
+  ASSERT_EQ(link->sent.size(), 1U);
+  codecs::imei other;
+  ASSERT_EQ(codecs::imei::parse("356307042441021", other), codecs::errc::ok);
+  reply(codecs::codec_id::codec14, "Ver:1", other);
+  ASSERT_EQ(log->resolved.size(), 1U);
+  EXPECT_EQ(log->resolved[0].second.status, "failed");
+  EXPECT_EQ(log->resolved[0].second.failure_reason, "imei_mismatch");
+  EXPECT_EQ(log->resolved[0].second.response, "Ver:1");  // what the device said, kept
+}
+
+TEST_F(SessionCommands, AnAnswerInTheOtherCodecIsACodecMismatch) {
+  // A Codec 12 answer to a Codec 14 command: the device never checked the IMEI.
+  command("c14", 14, "getver");
+  reply(codecs::codec_id::codec12, "Ver:1");
+  // A Codec 14 ACK to a Codec 12 command answers something else.
+  command("c12", 12, "getinfo");
+  reply(codecs::codec_id::codec14, "RTC", id);
+  ASSERT_EQ(log->resolved.size(), 2U);
+  for (const auto& [entry, outcome] : log->resolved) {
+    SCOPED_TRACE(entry.command_id);
+    EXPECT_EQ(outcome.status, "failed");
+    EXPECT_EQ(outcome.failure_reason, "codec_mismatch");
+  }
+  EXPECT_EQ(log->resolved[0].second.response, "Ver:1");
+}
+
+TEST_F(SessionCommands, Codec14AckOfTheRightImeiIsResponded) {
+  command("c14", 14, "getver");
+  reply(codecs::codec_id::codec14, "Ver:1", id);
+  ASSERT_EQ(log->resolved.size(), 1U);
+  EXPECT_EQ(log->resolved[0].second.status, "responded");
+  EXPECT_EQ(log->resolved[0].second.response, "Ver:1");
 }
 
 TEST_F(SessionCommands, OneInFlightTheNextAfterTheAnswerAndAFullQueueRefuses) {

@@ -357,7 +357,9 @@ TEST_F(CommandStore, MalformedEntriesNameTheirProblem) {
       {{"target_imei", imei1, "codec", "12", "payload", "p"}, "missing field command_id"},
       {{"command_id", "c", "codec", "12", "payload", "p"}, "missing field target_imei"},
       {{"command_id", "c", "target_imei", "12345", "codec", "12", "payload", "p"},
-       "bad target_imei (not 15 digits)"},
+       "bad target_imei (not 15 or 16 digits)"},
+      {{"command_id", "c", "target_imei", "35630704244101345", "codec", "12", "payload", "p"},
+       "bad target_imei (not 15 or 16 digits)"},
       {{"command_id", "c", "target_imei", imei1, "payload", "p"}, "missing field codec"},
       {{"command_id", "c", "target_imei", imei1, "codec", "13", "payload", "p"}, "bad codec 13"},
       {{"command_id", "c", "target_imei", imei1, "codec", "12"}, "missing field payload"},
@@ -371,6 +373,8 @@ TEST_F(CommandStore, MalformedEntriesNameTheirProblem) {
        "control character 0x0D at byte 7 of the payload (refused unless the gateway runs with "
        "--allow-command-control-chars)"},
       {{"command_id", "c", "target_imei", imei1, "codec", "14", "payload", "p"}, ""},
+      // An IMEISV's 16 digits are an IMEI as the handshake takes it.
+      {{"command_id", "c", "target_imei", "3563070424410134", "codec", "14", "payload", "p"}, ""},
   };
   // All in one stream, so they are read in this order.
   for (const auto& [fields, reason] : cases) add_raw("A", fields, imei1);
@@ -382,8 +386,8 @@ TEST_F(CommandStore, MalformedEntriesNameTheirProblem) {
     EXPECT_FALSE((*got)[i].entry_id.empty());
   }
   EXPECT_EQ(got->back().expires_at, 0);  // missing: never expires
-  EXPECT_TRUE((*got)[8].control_characters);
-  EXPECT_FALSE((*got)[7].control_characters);
+  EXPECT_TRUE((*got)[9].control_characters);
+  EXPECT_FALSE((*got)[8].control_characters);
   // A malformed entry is answered and acknowledged like any other.
   ASSERT_TRUE(a.resolve((*got)[1], {"failed", "", "malformed: " + (*got)[1].malformed}, error));
   EXPECT_EQ(responses().size(), 1U);

@@ -12,8 +12,8 @@ std::string_view outcome(std::string_view status, std::string_view reason) {
 TEST(CommandOutcomes, AStatusForASuccessAReasonForAFailure) {
   EXPECT_EQ(outcome("responded", ""), "responded");
   EXPECT_EQ(outcome("delivered", ""), "delivered");
-  for (const char* reason :
-       {"timeout", "socket_closed", "imei_mismatch", "write_queue_full", "expired_before_delivery"})
+  for (const char* reason : {"timeout", "socket_closed", "imei_mismatch", "codec_mismatch",
+                             "write_queue_full", "expired_before_delivery"})
     EXPECT_EQ(outcome("failed", reason), reason);
   EXPECT_EQ(outcome("failed", "malformed: bad codec 13"), "malformed");
   EXPECT_EQ(outcome("failed", "instance_lost"), "other");

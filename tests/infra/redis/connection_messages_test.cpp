@@ -128,8 +128,11 @@ TEST(ConnectionMessages, ADatabaseOutOfRangeIsNamedAsSuch) {
 }
 
 TEST(ConnectionMessages, SelectOnAClusterNodeNamesTheClusterUrl) {
-  own_server node({"--cluster-enabled", "yes", "--cluster-config-file",
-                   ::testing::TempDir() + "/select-nodes.conf"},
+  // The bus port is named: by default it is the port plus 10,000, out of range for a free
+  // port above 55,535. The configuration file is the process's own, as Redis locks it.
+  const auto bus = std::to_string(free_port());
+  own_server node({"--cluster-enabled", "yes", "--cluster-port", bus, "--cluster-config-file",
+                   ::testing::TempDir() + "/select-nodes-" + bus + ".conf"},
                   "select-on-cluster");
   endpoint where = at(node.port);
   where.db = 1;

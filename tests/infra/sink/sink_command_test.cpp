@@ -190,9 +190,10 @@ TEST_F(SinkCommand, ReadsTheStreamThroughARedisCluster) {
   const auto shards = infra::redis::key_shards::cluster(12);
   on_cluster.command({"SET", "tgw:telemetry-shards", "12"});
   add_entries(on_cluster, 0, 1500, &shards);
-  const auto r =
-      run_command(shell_line({TGW_BINARY, "sink", "postgres", "--dsn", pg_->dsn(), "--redis",
-                              cluster.url(), "--batch", "300", "--until-drained"}));
+  // The entries hold records of 2023 (add_entries): a window back to them.
+  const auto r = run_command(
+      shell_line({TGW_BINARY, "sink", "postgres", "--dsn", pg_->dsn(), "--redis", cluster.url(),
+                  "--batch", "300", "--until-drained", "--max-record-age-days", "36500"}));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(rows(), 1500);
   EXPECT_EQ(distinct_records(), 1500);
@@ -210,7 +211,7 @@ TEST_F(SinkCommand, ReadsTheStreamThroughARedisCluster) {
 
 TEST_F(SinkCommand, EntriesItCannotReadAreKeptInRejectedEntriesAndAcknowledged) {
   add_entries(redis_conn_, 0, 3);
-  redis_conn_.command({"XADD", "telemetry:records", "*", "v", "4", "imei", "356307042441013"});
+  redis_conn_.command({"XADD", "telemetry:records", "*", "v", "5", "imei", "356307042441013"});
   redis_conn_.command(
       {"XADD", "telemetry:records", "*", "v", "2", "imei", "356307042441013", "codec", "8"});
   auto extra = redis_conn_.command({"XADD",
@@ -250,7 +251,7 @@ TEST_F(SinkCommand, EntriesItCannotReadAreKeptInRejectedEntriesAndAcknowledged) 
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(rows(), 4);
   EXPECT_EQ(pg_->query("SELECT reason FROM rejected_entries ORDER BY stream_id"),
-            "entry format v=4 is newer than this sink reads (v=3); upgrade tgw sink\n"
+            "entry format v=5 is newer than this sink reads (v=4); upgrade tgw sink\n"
             "field ts is missing");
   EXPECT_EQ(pg_->query("SELECT extra->>'odo_src', generation, codec FROM positions WHERE "
                        "stream_id = '" +
@@ -431,6 +432,76 @@ TEST_F(SinkCommand, MetricsAndReadinessAreServed) {
   pg_->start();
   EXPECT_TRUE(eventually([&] { return rows() == 310; }, 60s));
   EXPECT_NE(http_get(port, "/readyz").find("200"), std::string::npos);
+}
+
+// A device with a garbage clock (1970 before its first fix, a GPS week rollover, dates
+// decades ahead) would make a day partition for every day it names: thousands, until
+// PostgreSQL runs out of lock slots for one query over positions. Only records within
+// the window around their storing time reach positions; the others are kept whole in
+// rejected_entries, and the device is named once in the log.
+TEST_F(SinkCommand, RecordTimesOutsideThePlausibleWindowMakeNoPartitions) {
+  constexpr std::int64_t day = 86'400'000;
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  const std::string wrong_clock = "356307042441013";
+  std::vector<std::vector<std::string>> entries;
+  // 1970-01-01, 1999 (1024 weeks back), then one record a day over 60 years.
+  std::vector<std::int64_t> garbage = {0, now - 1024LL * 7 * day};
+  for (std::int64_t t = 0; t < now + 4000 * day; t += 123 * day) garbage.push_back(t);
+  std::size_t outside = 0;
+  for (const std::int64_t ts : garbage) {
+    if (ts >= now - 366 * day && ts <= now + day) continue;  // by chance inside
+    entries.push_back(telemetry_entry_xadd(wrong_clock, ts, R"({"239":1})"));
+    ++outside;
+  }
+  // Inside: a moment ago, 300 days buffered in a device's flash, an hour ahead.
+  const std::vector<std::int64_t> plausible = {now - 60'000, now - 300 * day, now + 3'600'000};
+  for (const std::int64_t ts : plausible)
+    entries.push_back(telemetry_entry_xadd("356307042441021", ts, R"({"239":1})"));
+  // Five days ahead: outside by default, inside a window set wider below.
+  entries.push_back(telemetry_entry_xadd("356307042441039", now + 5 * day, R"({"239":1})"));
+  for (const auto& reply : redis_conn_.pipeline(entries)) ASSERT_FALSE(reply.is_error());
+
+  // The defaults: no --max-record-* flag.
+  const auto drained = run_command(
+      shell_line({TGW_BINARY, "sink", "postgres", "--dsn", pg_->dsn(), "--redis",
+                  "redis://127.0.0.1:" + std::to_string(redis_.port()), "--until-drained"}));
+  ASSERT_EQ(drained.exit_code, 0) << drained.out;
+  EXPECT_EQ(rows(), static_cast<long>(plausible.size()));
+  const long days = std::stol(
+      pg_->query("SELECT count(DISTINCT date_trunc('day', ts AT TIME ZONE 'UTC')) FROM positions"));
+  EXPECT_LE(days, 3);
+  EXPECT_EQ(pg_->query("SELECT count(*) FROM pg_inherits WHERE inhparent = 'positions'::regclass"),
+            std::to_string(days));
+  EXPECT_EQ(pg_->query("SELECT count(*) FROM rejected_entries WHERE reason LIKE "
+                       "'%outside the plausible window (--max-record-age-days 366)'"),
+            std::to_string(outside - static_cast<std::size_t>(std::count_if(
+                                         garbage.begin(), garbage.end(),
+                                         [&](std::int64_t t) { return t > now + day; }))));
+  EXPECT_EQ(pg_->query("SELECT count(*) FROM rejected_entries WHERE reason LIKE "
+                       "'%outside the plausible window (--max-record-ahead-days 1)'"),
+            std::to_string(1 + std::count_if(garbage.begin(), garbage.end(),
+                                             [&](std::int64_t t) { return t > now + day; })));
+  const std::string at_1970 =
+      pg_->query("SELECT reason FROM rejected_entries WHERE fields->>'ts' = '0' LIMIT 1");
+  EXPECT_TRUE(at_1970.starts_with("field ts 0 (1970-01-01T00:00:00Z) is ")) << at_1970;
+  EXPECT_NE(at_1970.find(" days before the gateway stored it ("), std::string::npos) << at_1970;
+  // Named once, however many it sent.
+  std::size_t named = 0;
+  for (auto at = drained.out.find("device " + wrong_clock + " sends records outside");
+       at != std::string::npos; at = drained.out.find("device " + wrong_clock, at + 1))
+    ++named;
+  EXPECT_EQ(named, 1U) << drained.out;
+
+  // The window is the operator's: five days ahead is inside a week.
+  ASSERT_FALSE(
+      redis_conn_.command(telemetry_entry_xadd("356307042441047", now + 5 * day, R"({"239":1})"))
+          .is_error());
+  const auto wider = run_command("TGW_SINK_MAX_RECORD_AHEAD_DAYS=7 " +
+                                 shell_line(sink_argv(*pg_, redis_, {"--until-drained"})));
+  ASSERT_EQ(wider.exit_code, 0) << wider.out;
+  EXPECT_EQ(pg_->query("SELECT count(*) FROM positions WHERE imei = '356307042441047'"), "1");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,7 +35,9 @@ inline void add_entries(infra::redis::connection& redis, int first, int n,
   }
 }
 
-/// `tgw sink postgres` for these servers, with `extra` arguments.
+/// `tgw sink postgres` for these servers, with `extra` arguments. The entries of these
+/// tests hold records of November 2023 stored today, so the window of record times
+/// reaches back 100 years unless `extra` narrows it (its tests do).
 inline std::vector<std::string> sink_argv(const postgres_server& pg, const redis_server& redis,
                                           const std::vector<std::string>& extra,
                                           const std::string& failpoint = {}) {
@@ -45,6 +48,8 @@ inline std::vector<std::string> sink_argv(const postgres_server& pg, const redis
         pg.dsn(), std::string("--redis"), redis.url(), std::string("--progress-s"),
         std::string("1")})
     argv.push_back(a);
+  if (std::find(extra.begin(), extra.end(), "--max-record-age-days") == extra.end())
+    argv.insert(argv.end(), {"--max-record-age-days", "36500"});
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }

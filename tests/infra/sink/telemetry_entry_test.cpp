@@ -39,6 +39,15 @@ entry_fields v3_entry() {
   return f;
 }
 
+// The same record as format 4 writes it, with each integer's wire size.
+entry_fields v4_entry() {
+  entry_fields f = v2_entry();
+  f[0].second = "4";
+  f[12].second =
+      R"([[239,"1",1],[66,"12345",2],[78,"18446744073709551615",8],[385,{"hex":"0a0b"}]])";
+  return f;
+}
+
 entry_fields with(entry_fields f, const std::string& key, const std::string& value) {
   for (auto& [k, v] : f)
     if (k == key) {
@@ -127,12 +136,12 @@ TEST(TelemetryEntry, FieldsItDoesNotKnowAreKeptInExtra) {
 }
 
 TEST(TelemetryEntry, ANewerFormatIsRejectedWithTheVersionNamed) {
-  const auto parsed = parse_entry("1-0", with(v3_entry(), "v", "4"), fmb());
+  const auto parsed = parse_entry("1-0", with(v4_entry(), "v", "5"), fmb());
   EXPECT_EQ(reason_of(parsed),
-            "entry format v=4 is newer than this sink reads (v=3); upgrade tgw sink");
+            "entry format v=5 is newer than this sink reads (v=4); upgrade tgw sink");
   const auto& rejected = std::get<rejected_entry>(parsed);
   EXPECT_EQ(rejected.stream_id, "1-0");
-  EXPECT_EQ(nlohmann::json::parse(rejected.fields)["v"], "4");
+  EXPECT_EQ(nlohmann::json::parse(rejected.fields)["v"], "5");
 }
 
 TEST(TelemetryEntry, EachMalformedFieldIsRejectedPrecisely) {
@@ -232,6 +241,56 @@ TEST(TelemetryEntry, ADallasErrorCodeIsAStateNotATemperature) {
       nlohmann::json::parse(std::get<position_row>(parsed).io_named),
       nlohmann::json::parse(
           R"({"dallas_temperature_1":{"error":"not_connected"},"dallas_temperature_2":21.5})"));
+}
+
+// IO 72 (Dallas temperature 1) is 4 bytes signed in the FMB table; a device that sends
+// it in 2 bytes as FFF6 means -1.0 °C, which only its wire size tells.
+TEST(TelemetryEntry, ASignedValueIsReadAtItsWireSize) {
+  const auto parsed = parse_entry(
+      "1-0", with(v4_entry(), "io", R"([[72,"65526",2],[73,"4294967286",4],[17,"65535",2]])"),
+      fmb());
+  ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
+  const auto& row = std::get<position_row>(parsed);
+  EXPECT_EQ(row.io, R"([[72,"65526",2],[73,"4294967286",4],[17,"65535",2]])");
+  EXPECT_EQ(nlohmann::json::parse(row.io_named),
+            nlohmann::json::parse(R"({"dallas_temperature_1":-1.0,"dallas_temperature_2":-1.0,)"
+                                  R"("axis_x":"-1"})"));
+  // The size the dictionary did not expect is said.
+  EXPECT_EQ(row.io_size_mismatches, (std::vector<telemetry::io_size_mismatch>{{72, 2, 4}}));
+  // A format 3 entry recorded no size: the dictionary's is all there is.
+  const auto older =
+      parse_entry("1-0", with(v3_entry(), "io", R"([[72,"65526"],[73,"4294967286"]])"), fmb());
+  ASSERT_TRUE(std::holds_alternative<position_row>(older)) << reason_of(older);
+  EXPECT_EQ(
+      nlohmann::json::parse(std::get<position_row>(older).io_named),
+      nlohmann::json::parse(R"({"dallas_temperature_1":6552.6,"dallas_temperature_2":-1.0})"));
+  EXPECT_TRUE(std::get<position_row>(older).io_size_mismatches.empty());
+}
+
+TEST(TelemetryEntry, AFormat4EntryKeepsItsIoAsStored) {
+  const auto parsed = parse_entry("1-0", v4_entry(), fmb());
+  ASSERT_TRUE(std::holds_alternative<position_row>(parsed)) << reason_of(parsed);
+  EXPECT_EQ(std::get<position_row>(parsed).io, v4_entry()[12].second);
+}
+
+TEST(TelemetryEntry, RecordTimesOutsideTheWindowAroundTheStoringTimeAreNamed) {
+  constexpr std::int64_t day = 86'400'000;
+  constexpr std::int64_t stored = 1'800'000'000'000;  // 2027-01-15T08:00:00Z
+  position_row row;
+  row.stored_ms = stored;
+  const record_window window{10, 1};
+  for (const std::int64_t ts : {stored, stored - 10 * day, stored + day}) {
+    row.ts_ms = ts;
+    EXPECT_FALSE(outside_window(row, window)) << ts;
+  }
+  row.ts_ms = stored - 10 * day - 1;
+  EXPECT_EQ(outside_window(row, window),
+            "field ts 1799135999999 (2027-01-05T07:59:59Z) is 10 days before the gateway stored "
+            "it (2027-01-15T08:00:00Z): outside the plausible window (--max-record-age-days 10)");
+  row.ts_ms = stored + day + 1;
+  EXPECT_EQ(outside_window(row, window),
+            "field ts 1800086400001 (2027-01-16T08:00:00Z) is 1 day after the gateway stored it "
+            "(2027-01-15T08:00:00Z): outside the plausible window (--max-record-ahead-days 1)");
 }
 
 TEST(TelemetryEntry, EntryIdsGiveTheirStoringTime) {

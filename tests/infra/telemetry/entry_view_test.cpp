@@ -49,6 +49,30 @@ TEST(EntryView, NamesShowErrorStatesAndBytesNeverAsMeasurements) {
             "C, external_voltage=0x1234, 9999=7}");
 }
 
+// Format 4 records each integer's wire size: IO 72 sent in 2 bytes as FFF6 is -1.0 °C,
+// and the size the dictionary did not expect (4) is flagged, in JSON and in the line.
+TEST(EntryView, AValueIsReadAtItsWireSizeAndADifferentSizeIsFlagged) {
+  const auto names = fmb();
+  auto f = format3("1700000000000", R"([[72,"65526",2],[73,"4294967286",4],[239,"1",1]])");
+  f["v"] = "4";
+  const auto j = entry_json("1-0", f, &names);
+  EXPECT_EQ(j["io"], nlohmann::ordered_json::parse(f["io"]));
+  EXPECT_EQ(j["io_named"], nlohmann::ordered_json::parse(R"({"dallas_temperature_1":-1.0,)"
+                                                         R"("dallas_temperature_2":-1.0,)"
+                                                         R"("ignition":"1"})"));
+  EXPECT_EQ(j["io_size_mismatch"],
+            nlohmann::ordered_json::parse(R"([{"id":72,"size":2,"dictionary_size":4}])"));
+  EXPECT_NE(entry_line(j, &names).find(
+                "dallas_temperature_1=-1 \xC2\xB0"
+                "C (2 bytes on the wire, the dictionary says 4), dallas_temperature_2=-1 "
+                "\xC2\xB0"
+                "C, ignition=1}"),
+            std::string::npos)
+      << entry_line(j, &names);
+  // Without names there is nothing to disagree with.
+  EXPECT_FALSE(entry_json("1-0", f, nullptr).contains("io_size_mismatch"));
+}
+
 TEST(EntryView, ALineIsSafeForATerminalWhateverTheEntryHolds) {
   auto f = format3("1700000000000", "[]");
   f["imei"] = "\x1B]0;owned\x07";

@@ -1,4 +1,4 @@
-// Telemetry entry format 3 end to end: frames built for each value format 2 stored
+// Telemetry entry formats 3 and 4 end to end: frames built for each value format 2 stored
 // ambiguously go through a real `tgw serve` into the stream, and every reader (the
 // stream itself, `tgw decode`, `tgw telemetry tail`, `tgw sink postgres`) tells them
 // apart and loses nothing; a format 2 entry of an older gateway in the same stream is
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -61,10 +62,11 @@ std::vector<std::uint8_t> frame() {
   return out;
 }
 
-// Wire order: the encoder groups by width (1, 4, 8 bytes, then NX).
-const json stored_io = json::parse(
-    R"([[1,"0"],[1,"1"],[72,"3000"],[11,"9007199254740993"],[11,{"hex":"9007199254740993"}],)"
-    R"([66,{"hex":"1234"}]])");
+// Wire order: the encoder groups by width (1, 4, 8 bytes, then NX), and format 4 keeps
+// each integer's width.
+const json stored_io =
+    json::parse(R"([[1,"0",1],[1,"1",1],[72,"3000",4],[11,"9007199254740993",8],)"
+                R"([11,{"hex":"9007199254740993"}],[66,{"hex":"1234"}]])");
 const json named_io = json::parse(
     R"({"digital_input_1":["0","1"],"dallas_temperature_1":{"error":"not_connected"},)"
     R"("iccid1":["9007199254740993",{"hex":"9007199254740993"}],"external_voltage":{"hex":"1234"}})");
@@ -84,39 +86,59 @@ std::vector<json> json_lines(const std::string& text) {
   return out;
 }
 
-TEST(Format3Acceptance, EveryCaseIsStoredDecodedTailedAndSunkApart) {
+// A real PostgreSQL, redis-server and `tgw serve`, and a device that sends one frame.
+class StoredFormats : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/tgw-formats-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir = tmpl;
+    serve.emplace(
+        std::vector<std::string>{TGW_BINARY, "serve", "--port", std::to_string(port), "--bind",
+                                 "127.0.0.1", "--metrics-addr", "", "--redis", url},
+        dir + "/serve.log");
+    ASSERT_TRUE(eventually([&] { return device(port).connected(); }, 20s));
+  }
+  void TearDown() override {
+    serve->signal(SIGTERM);
+    EXPECT_EQ(serve->wait(), 0);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  /// Sends `bytes` as the device and expects every one of its `records` ACKed.
+  void deliver(const std::vector<std::uint8_t>& bytes, std::uint8_t records) {
+    device d(port);
+    d.send(handshake_packet(imei));
+    ASSERT_EQ(d.receive(1), test::bytes{0x01});
+    d.send(bytes);
+    ASSERT_EQ(d.receive(4), (test::bytes{0, 0, 0, records}));
+  }
+
   postgres_server pg;
   redis_server redis;
   infra::redis::connection conn = redis.connect();
   const std::string url = "redis://127.0.0.1:" + std::to_string(redis.port());
   const std::uint16_t port = free_port();
-  char tmpl[] = "/tmp/tgw-format3-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl;
+  std::string dir;
+  std::optional<child_process> serve;
+};
+
+TEST_F(StoredFormats, Format3CasesAreStoredDecodedTailedAndSunkApart) {
   const auto older = conn.command(telemetry_entry_xadd(imei, 1'700'000'000'500, format2_io));
   ASSERT_FALSE(older.is_error()) << older.text;
-  child_process serve({TGW_BINARY, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1",
-                       "--metrics-addr", "", "--redis", url},
-                      dir + "/serve.log");
-  ASSERT_TRUE(eventually([&] { return device(port).connected(); }, 20s));
   const auto bytes = frame();
-  {
-    device d(port);
-    d.send(handshake_packet(imei));
-    ASSERT_EQ(d.receive(1), test::bytes{0x01});
-    d.send(bytes);
-    // Every record ACKed, the extreme times included.
-    ASSERT_EQ(d.receive(4), (test::bytes{0, 0, 0, 4}));
-  }
+  // Every record ACKed, the extreme times included.
+  deliver(bytes, 4);
+  if (HasFatalFailure()) return;
 
-  // Stored: v=3, ts the exact decimal, io the format 3 array.
+  // Stored: v=4, ts the exact decimal, io the format 4 array.
   const auto entries = conn.command({"XRANGE", "telemetry:records", "-", "+"});
   ASSERT_EQ(entries.elements.size(), times.size() + 1);
   for (std::size_t i = 0; i < times.size(); ++i) {
     std::map<std::string, std::string> f;
     const auto& kv = entries.elements[i + 1].elements.at(1).elements;
     for (std::size_t k = 0; k + 1 < kv.size(); k += 2) f[kv[k].text] = kv[k + 1].text;
-    EXPECT_EQ(f["v"], "3");
+    EXPECT_EQ(f["v"], "4");
     EXPECT_EQ(f["ts"], std::to_string(times[i].first));
     EXPECT_EQ(json::parse(f["io"]), stored_io);
   }
@@ -141,7 +163,7 @@ TEST(Format3Acceptance, EveryCaseIsStoredDecodedTailedAndSunkApart) {
     EXPECT_EQ(io[5]["named"], json::parse(R"({"hex":"1234"})"));
   }
 
-  // Tailed: the format 2 entry first, then the format 3 ones; ts one type, time always.
+  // Tailed: the format 2 entry first, then the format 4 ones; ts one type, time always.
   const auto tailed =
       run_tgw("telemetry tail --redis " + url + " --from start --count 5 --json --names");
   ASSERT_EQ(tailed.exit_code, 0) << tailed.out;
@@ -153,7 +175,7 @@ TEST(Format3Acceptance, EveryCaseIsStoredDecodedTailedAndSunkApart) {
   EXPECT_EQ(lines[0]["io_named"], format2_named);
   for (std::size_t i = 0; i < times.size(); ++i) {
     const json& line = lines[i + 1];
-    EXPECT_EQ(line["v"], "3");
+    EXPECT_EQ(line["v"], "4");
     EXPECT_EQ(line["ts"], std::to_string(times[i].first));
     EXPECT_EQ(line["time"], times[i].second);
     EXPECT_EQ(line["io"], stored_io);
@@ -169,7 +191,7 @@ TEST(Format3Acceptance, EveryCaseIsStoredDecodedTailedAndSunkApart) {
       << for_people.out;
   EXPECT_NE(for_people.out.find("+584556019-04-03T14:25:51.615Z"), std::string::npos);
 
-  // Sunk: both formats into positions with io in the format 3 form; the records whose
+  // Sunk: both formats into positions with io in the format 4 form; the records whose
   // time PostgreSQL's partitions cannot hold (past 9999) kept whole in
   // rejected_entries, every field as stored, with the reason.
   ASSERT_EQ(run_command(shell_line(sink_argv(pg, redis, {"--init"}))).exit_code, 0);
@@ -191,10 +213,56 @@ TEST(Format3Acceptance, EveryCaseIsStoredDecodedTailedAndSunkApart) {
       "9007199254740993|field ts 9007199254740993 is out of range [0, 253402300799999]|t\n"
       "9223372036854775808|field ts 9223372036854775808 is out of range [0, 253402300799999]|t\n"
       "18446744073709551615|field ts 18446744073709551615 is out of range [0, 253402300799999]|t");
-  serve.signal(SIGTERM);
-  EXPECT_EQ(serve.wait(), 0);
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+}
+
+// A signed element sent narrower than the IO dictionary has it: IO 72 (Dallas
+// temperature 1, 4 bytes in the FMB table) as the 2 bytes FFF6 is -1.0 °C, not 6552.6.
+// Format 4 records the wire's width, so every consumer reads it so and says that the
+// width is not the dictionary's; IO 73 sent at the dictionary's width is not flagged.
+TEST_F(StoredFormats, Format4ReadsASignedValueAtItsWireWidthInEveryConsumer) {
+  codecs::avl_record_data r;
+  r.timestamp_ms = 1'700'000'000'000;
+  r.io = {{72, 2, 0xFFF6, {}}, {73, 4, 0xFFFFFFF6, {}}};
+  std::vector<std::uint8_t> bytes;
+  const std::vector<codecs::avl_record_data> records = {r};
+  ASSERT_EQ(codecs::encode_avl_frame(codecs::codec_id::codec8, records, bytes), codecs::errc::ok);
+  deliver(bytes, 1);
+  if (HasFatalFailure()) return;
+  const json named = json::parse(R"({"dallas_temperature_1":-1.0,"dallas_temperature_2":-1.0})");
+  const json mismatch = json::parse(R"([{"id":72,"size":2,"dictionary_size":4}])");
+
+  const auto entries = conn.command({"XRANGE", "telemetry:records", "-", "+"});
+  ASSERT_EQ(entries.elements.size(), 1U);
+  std::map<std::string, std::string> f;
+  const auto& kv = entries.elements[0].elements.at(1).elements;
+  for (std::size_t k = 0; k + 1 < kv.size(); k += 2) f[kv[k].text] = kv[k + 1].text;
+  EXPECT_EQ(f["v"], "4");
+  EXPECT_EQ(f["io"], R"([[72,"65526",2],[73,"4294967286",4]])");
+
+  const auto decoded = run_tgw("decode --names " + infra::to_hex(bytes));
+  ASSERT_EQ(decoded.exit_code, 0) << decoded.out;
+  const json io = json_lines(decoded.out).at(0)["records"][0]["io"];
+  EXPECT_EQ(io[0]["named"], -1.0);
+  EXPECT_EQ(io[0]["dictionary_size"], 4);
+  EXPECT_EQ(io[1]["named"], -1.0);
+  EXPECT_FALSE(io[1].contains("dictionary_size"));
+
+  const auto tailed = run_tgw("telemetry tail --redis " + url +
+                              " --from start --count 1 --json "
+                              "--names");
+  ASSERT_EQ(tailed.exit_code, 0) << tailed.out;
+  const json line = json_lines(tailed.out).at(0);
+  EXPECT_EQ(line["io_named"], named);
+  EXPECT_EQ(line["io_size_mismatch"], mismatch);
+
+  ASSERT_EQ(run_command(shell_line(sink_argv(pg, redis, {"--init"}))).exit_code, 0);
+  const auto drained = run_command(shell_line(sink_argv(pg, redis, {"--until-drained"})));
+  ASSERT_EQ(drained.exit_code, 0) << drained.out;
+  EXPECT_EQ(pg.query("SELECT io_named = '" + named.dump() + "'::jsonb FROM positions"), "t");
+  EXPECT_NE(drained.out.find("IO element 72 came 2 bytes wide, the IO dictionary says 4"),
+            std::string::npos)
+      << drained.out;
+  EXPECT_EQ(drained.out.find("IO element 73"), std::string::npos) << drained.out;
 }
 
 }  // namespace

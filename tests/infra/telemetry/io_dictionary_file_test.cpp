@@ -89,11 +89,65 @@ TEST(IoDictionaryFile, EachMistakeIsNamedWithItsPlace) {
        "f.csv: element 1: errors is not an object of raw value -> state"},
       {R"({"elements": [{"id": 1, "name": "x", "families": [], "size": 1}]})",
        "f.csv: element 1 (id 1): no model family"},
+      // A misspelt key would drop what it says: refused, with the keys there are.
+      {R"({"elements": [{"id": 66, "name": "x", "families": ["fmb"], "size": 2, "mulitplier": 0.001}]})",
+       "f.csv: element 1 (id 66): unknown key 'mulitplier' (keys: id, name, title, families, "
+       "size, kind, multiplier, unit, errors)"},
+      {R"({"element": [], "elements": []})",
+       "f.csv: unknown key 'element' (keys: about, sources, families, elements)"},
+      {"id,name,families,size,mulitplier\n66,x,fmb,2,0.001\n",
+       "f.csv:1: unknown column 'mulitplier' (columns: id, name, title, families, size, kind, "
+       "multiplier, unit, errors)"},
+      // An error code the element's size cannot carry never matches.
+      {"id,name,families,size,errors\n1,x,fmb,1,3000=not_connected\n",
+       "f.csv:2: error code 3000 does not fit in 1 byte (0-255)"},
+      {"id,name,families,size,errors\n1,x,fmb,2,65536=not_connected\n",
+       "f.csv:2: error code 65536 does not fit in 2 bytes (0-65535)"},
+      {"id,name,families,size,kind,errors\n1,x,fmb,8,bytes,1=off\n",
+       "f.csv:2: kind bytes has no error codes (an NX value is bytes, never a raw number)"},
   };
   for (const auto& [text, expected] : cases) {
     std::string error;
     EXPECT_FALSE(io_dictionary::from_text(text, "fmb", "f.csv", error)) << text;
     EXPECT_EQ(error, expected) << text;
+  }
+}
+
+TEST(IoDictionaryFile, AnErrorCodeThatFillsTheSizeIsAccepted) {
+  std::string error;
+  const auto d = io_dictionary::from_text(
+      "id,name,families,size,errors\n1,x,fmb,1,255=off\n2,y,fmb,8,18446744073709551615=off\n",
+      "fmb", "f.csv", error);
+  ASSERT_TRUE(d) << error;
+  EXPECT_NE(d->find(1)->error_of(255), nullptr);
+  EXPECT_NE(d->find(2)->error_of(18446744073709551615U), nullptr);
+}
+
+// Spreadsheets write "UTF-8 with BOM"; the mark is no part of the header.
+TEST(IoDictionaryFile, AByteOrderMarkIsSkipped) {
+  for (const std::string& text :
+       {std::string("\xEF\xBB\xBFid,name,families,size\n1,x,fmb,1\n"),
+        std::string("\xEF\xBB\xBF{\"elements\": [{\"id\": 1, \"name\": \"x\", "
+                    "\"families\": [\"fmb\"], \"size\": 1}]}")}) {
+    std::string error;
+    const auto d = io_dictionary::from_text(text, "fmb", "f", error);
+    ASSERT_TRUE(d) << error << ": " << text;
+    EXPECT_EQ(d->find(1)->name, "x");
+  }
+}
+
+// A file cut short (a copy interrupted, an editor's crash) says where it broke off.
+TEST(IoDictionaryFile, BrokenJsonSaysWhere) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{\"elements\": [\n  {\"id\": 1, \"name\": \"x\",\n", "f.json:3:1: not valid JSON: "},
+      // Where the parser stopped: after the string it did not expect, as jq says too.
+      {"{\"elements\": [\n  {\"id\": 1 \"name\": \"x\"}]}", "f.json:2:17: not valid JSON: "},
+  };
+  for (const auto& [text, expected] : cases) {
+    std::string error;
+    EXPECT_FALSE(io_dictionary::from_text(text, "fmb", "f.json", error)) << text;
+    EXPECT_TRUE(error.starts_with(expected)) << error;
+    EXPECT_EQ(error.find("json.exception"), std::string::npos) << error;
   }
 }
 

@@ -65,6 +65,25 @@ TEST(IoDictionary, SignedElementsAreSignExtendedFromTheirWireSize) {
   EXPECT_EQ(d.find(182)->scaled(12, 2), 1.2);
 }
 
+// Rounded to the decimals the multiplier is written with, whatever it is: a power of
+// ten, or not (0.5, 0.25, 2.5).
+TEST(IoDictionary, APhysicalValueHasTheMultipliersDecimals) {
+  const std::pair<double, int> written[] = {{1.0, 0},   {1000.0, 0}, {0.1, 1},  {0.5, 1},
+                                            {2.5, 1},   {0.25, 2},   {0.01, 2}, {0.001, 3},
+                                            {0.004, 3}, {0.0625, 4}};
+  for (const auto& [multiplier, decimals] : written)
+    EXPECT_EQ(decimals_of(multiplier), decimals) << multiplier;
+  const std::pair<double, double> of_12345[] = {{0.5, 6172.5},   {0.25, 3086.25},
+                                                {2.5, 30862.5},  {0.1, 1234.5},
+                                                {0.001, 12.345}, {1000.0, 12345000.0}};
+  for (const auto& [multiplier, expected] : of_12345) {
+    io_element_info info;
+    info.bytes = 2;
+    info.multiplier = multiplier;
+    EXPECT_EQ(info.scaled(12345, 2), expected) << multiplier;
+  }
+}
+
 TEST(IoDictionary, AnUnknownModelIsAnError) {
   std::string error;
   EXPECT_FALSE(io_dictionary::builtin("xyz", error).has_value());

@@ -16,9 +16,9 @@ codecs::avl_packet decoded(const std::vector<codecs::avl_record_data>& records,
   return packet;
 }
 
-// Each record becomes its stream fields, in order, with the IO elements as the format 3
-// array: every fixed-width value a decimal string whatever its size, NX bytes a
-// {"hex":...} object.
+// Each record becomes its stream fields, in order, with the IO elements as the format 4
+// array: every fixed-width value a decimal string whatever its size, with that size
+// after it; NX bytes a {"hex":...} object.
 TEST(PacketRendering, RendersEveryFieldAndTheIoElementsAsJson) {
   codecs::avl_record_data a;
   a.timestamp_ms = 1'700'000'000'123;
@@ -48,9 +48,9 @@ TEST(PacketRendering, RendersEveryFieldAndTheIoElementsAsJson) {
   EXPECT_EQ(job.records[0],
             (record_fields{"1700000000123", "2", "-252616688", "546992512", "-5", "359", "12", "88",
                            "239",
-                           R"([[239,"1"],[66,"12345"],[16,"987654"],[78,"18446744073709551615"],)"
-                           R"([11,"9007199254740991"],[238,"9007199254740992"],)"
-                           R"([281,{"hex":"DEAD01"}]])",
+                           R"([[239,"1",1],[66,"12345",2],[16,"987654",4],)"
+                           R"([78,"18446744073709551615",8],[11,"9007199254740991",8],)"
+                           R"([238,"9007199254740992",8],[281,{"hex":"DEAD01"}]])",
                            ""}));
   EXPECT_EQ(job.codec, "8E");
   EXPECT_EQ(job.records[1][0], "1700000001000");
@@ -70,7 +70,7 @@ TEST(PacketRendering, ValuesFormat2ConfusedStayApart) {
   const packet_job job = render_packet("356307042441013", packet, frame);
   ASSERT_EQ(job.records.size(), 1U);
   EXPECT_EQ(job.records[0][9],
-            R"([[1,"0"],[1,"1"],[11,"9007199254740993"],[11,{"hex":"9007199254740993"}]])");
+            R"([[1,"0",1],[1,"1",1],[11,"9007199254740993",8],[11,{"hex":"9007199254740993"}]])");
 }
 
 // Codec 16 records carry their generation type; the packet names its codec.
@@ -91,6 +91,18 @@ TEST(PacketRendering, Codec16RecordsKeepTheirGenerationType) {
   ASSERT_EQ(job.records.size(), 2U);
   EXPECT_EQ(job.records[0][10], "5");
   EXPECT_EQ(job.records[1][10], "7");
+}
+
+// The size on the wire is what a signed value sign-extends from: IO 72 (a Dallas
+// temperature, 4 bytes in the FMB table) sent in 2 bytes as FFF6 is -10, not 65526.
+TEST(PacketRendering, EachFixedWidthValueKeepsItsWireSize) {
+  codecs::avl_record_data a;
+  a.io = {{72, 2, 0xFFF6, {}}, {72, 4, 0xFFFFFFF6, {}}};
+  std::vector<std::uint8_t> frame;
+  const auto packet = decoded({a}, frame);
+  const packet_job job = render_packet("356307042441013", packet, frame);
+  ASSERT_EQ(job.records.size(), 1U);
+  EXPECT_EQ(job.records[0][9], R"([[72,"65526",2],[72,"4294967286",4]])");
 }
 
 TEST(PacketRendering, TheFingerprintIsTheFramesFnv1a64InHex) {

@@ -55,6 +55,48 @@ TEST(StoredIo, Format3RefusesWhatIsNoValueOfEitherKind) {
   EXPECT_EQ(refused("[[1,\"1\"]", 3), "io is not a JSON array");
 }
 
+TEST(StoredIo, Format4KeepsEachIntegersWireSize) {
+  const stored_io expected{{72, kind::integer, "65526", 2},
+                           {1, kind::integer, "1", 1},
+                           {11, kind::integer, "9007199254740993", 8},
+                           {11, kind::bytes, "9007199254740993"},
+                           {78, kind::integer, "4294967295", 4}};
+  const std::string text =
+      R"([[72,"65526",2],[1,"1",1],[11,"9007199254740993",8],[11,{"hex":"9007199254740993"}],)"
+      R"([78,"4294967295",4]])";
+  EXPECT_EQ(read(text, 4), expected);
+  EXPECT_EQ(io_text(expected), text);
+  EXPECT_EQ(io_json(expected), nlohmann::ordered_json::parse(text));
+  EXPECT_EQ(read(R"( [ [72, "65526", 2], [1, "1", 1], [11, "9007199254740993", 8],
+                      [11, { "hex": "9007199254740993" }], [78, "4294967295", 4] ] )",
+                 4),
+            expected);
+  // Later formats read as format 4 reads.
+  EXPECT_EQ(read(text, 5), expected);
+  // An older entry's integers have no size, and keep none in the newest form.
+  EXPECT_EQ(io_text(read(R"([[1,"1"]])", 3)), R"([[1,"1"]])");
+}
+
+TEST(StoredIo, Format4RefusesAnIntegerWithoutASizeThatHoldsIt) {
+  const std::string no_size =
+      "io has id 1 without a size after its value (1, 2, 4 or 8 bytes "
+      "that hold it)";
+  for (const char* text :
+       {R"([[1,"1"]])", R"([[1,"1",3]])", R"([[1,"256",1]])", R"([[1,"65536",2]])",
+        R"([[1,"4294967296",4]])", R"([[1,"1",0]])", R"([[1,"1","1"]])", R"([[1,"1",-1]])"})
+    EXPECT_EQ(refused(text, 4), no_size) << text;
+  EXPECT_EQ(refused(R"([[1,{"hex":"AB"},1]])", 4),
+            "io has id 1 with a size after bytes, which have none");
+  EXPECT_EQ(refused(R"([[1,"1",1,1]])", 4),
+            "io has an element that is not [id, value, size] or [id, {\"hex\":...}] with an id "
+            "0-65535");
+  EXPECT_EQ(refused(R"([[1,1,1]])", 4),
+            "io has id 1 with a value that is neither a decimal string nor {\"hex\":...}");
+  // Format 3 had no sizes.
+  EXPECT_EQ(refused(R"([[1,"1",1]])", 3),
+            "io has an element that is not [id, value] with an id 0-65535");
+}
+
 TEST(StoredIo, Format2ReadsItsNumbersDecimalsAndHexByTheirKinds) {
   EXPECT_EQ(read(R"({"239":1,"78":"18446744073709551615","281":"DEAD01","66":"1234"})", 2),
             (stored_io{{239, kind::integer, "1"},
@@ -88,7 +130,8 @@ TEST(StoredIo, Format2RefusesValuesOfNoKind) {
 }
 
 TEST(StoredIo, TheJsonFormIsTheTextForm) {
-  const stored_io values{{1, kind::integer, "7"}, {385, kind::bytes, "0A0B"}};
+  const stored_io values{
+      {1, kind::integer, "7"}, {2, kind::integer, "7", 2}, {385, kind::bytes, "0A0B"}};
   EXPECT_EQ(io_json(values), nlohmann::ordered_json::parse(io_text(values)));
 }
 

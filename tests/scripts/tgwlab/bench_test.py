@@ -92,8 +92,8 @@ class SinkTest(unittest.TestCase):
 
     def test_entries_are_the_same_each_time_in_resp(self):
         self.assertEqual(sink.resp(["PING"]), "*1\r\n$4\r\nPING\r\n")
-        first = sink.entries(3)
-        self.assertEqual(first, sink.entries(3))
+        first = sink.entries(3, 1700000000000)
+        self.assertEqual(first, sink.entries(3, 1700000000000))
         self.assertEqual(first.count(b"*31\r\n$4\r\nXADD\r\n"), 3)
 
 
