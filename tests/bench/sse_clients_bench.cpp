@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -27,71 +28,114 @@ std::int64_t now_ms() {
 }
 
 /// One client: its socket, the HTTP head still to skip, the chunked body's state and
-/// the text of the event being read.
+/// the text of the event being read. The bytes are taken apart in one pass where they
+/// were received: only a chunk-size line or an event cut by the end of a read is kept,
+/// so that the client's own CPU (one thread for every client) stays below the server's.
 struct client {
   int fd = -1;
   bool head_done = false;
-  std::string pending;         ///< Raw bytes not yet taken apart.
+  std::string head;            ///< The response head, until its blank line.
+  std::string size_line;       ///< A chunk-size line cut by the end of a read.
   std::size_t chunk_left = 0;  ///< Data bytes of the current chunk still to come.
   bool in_chunk = false;
-  std::string text;  ///< De-chunked, not yet cut into events.
+  bool after_chunk = false;  ///< The CRLF after a chunk's data is still to come.
+  std::string text;          ///< The start of an event cut by the end of a chunk.
   std::uint64_t events = 0;
   std::uint64_t bytes = 0;
   bool cut = false;
   bool closed = false;
 };
 
-void take_events(client& c, std::vector<std::int64_t>& delays) {
-  std::size_t end;
-  std::size_t from = 0;
-  while ((end = c.text.find("\n\n", from)) != std::string::npos) {
-    const std::string_view e(c.text.data() + from, end - from);
-    from = end + 2;
-    if (e.find("event: closing") != std::string_view::npos) c.cut = true;
-    if (e.find("event: record") == std::string_view::npos) continue;
-    ++c.events;
-    // The record's stream id: `"id":"<ms>-<seq>"`, Redis' storing time.
-    const auto at = e.find("\"id\":\"");
-    if (at != std::string_view::npos) {
-      const std::int64_t stored = std::atoll(std::string(e.substr(at + 6, 13)).c_str());
-      if (stored > 0 && (c.events & 15U) == 0) delays.push_back(now_ms() - stored);
-    }
-  }
-  c.text.erase(0, from);
+/// One whole event ("id: ...\nevent: KIND\ndata: ...").
+void take_event(client& c, std::string_view e, std::vector<std::int64_t>& delays) {
+  const auto line = e.find('\n');
+  const std::string_view kind = line == std::string_view::npos ? e : e.substr(line + 1);
+  if (kind.starts_with("event: closing")) c.cut = true;
+  if (!kind.starts_with("event: record")) return;
+  ++c.events;
+  if ((c.events & 15U) != 0) return;
+  // The record's stream id: `"id":"<ms>-<seq>"`, Redis' storing time.
+  const auto at = e.find("\"id\":\"");
+  if (at == std::string_view::npos || at + 6 + 13 > e.size()) return;
+  std::int64_t stored = 0;
+  for (const char d : e.substr(at + 6, 13)) stored = stored * 10 + (d - '0');
+  if (stored > 0) delays.push_back(now_ms() - stored);
 }
 
-void feed(client& c, const char* data, std::size_t n, std::vector<std::int64_t>& delays) {
-  c.bytes += n;
-  c.pending.append(data, n);
-  if (!c.head_done) {
-    const auto end = c.pending.find("\r\n\r\n");
-    if (end == std::string::npos) return;
-    c.pending.erase(0, end + 4);
-    c.head_done = true;
+/// A chunk's data: whole events taken where they lie, a cut one kept for the next.
+void take_data(client& c, std::string_view data, std::vector<std::int64_t>& delays) {
+  if (!c.text.empty()) {
+    // An event started in an earlier chunk: complete it first.
+    std::size_t from = 0;
+    std::size_t stop = std::string_view::npos;
+    // The boundary may straddle the two pieces.
+    if (c.text.back() == '\n' && !data.empty() && data.front() == '\n') {
+      stop = 0;
+      from = 1;
+    } else {
+      stop = data.find("\n\n");
+      if (stop != std::string_view::npos) from = stop + 2;
+    }
+    if (stop == std::string_view::npos) {
+      c.text.append(data);
+      return;
+    }
+    c.text.append(data.substr(0, stop));
+    take_event(c, c.text, delays);
+    c.text.clear();
+    data.remove_prefix(from);
   }
-  std::size_t at = 0;
-  while (at < c.pending.size()) {
+  std::size_t end;
+  while ((end = data.find("\n\n")) != std::string_view::npos) {
+    take_event(c, data.substr(0, end), delays);
+    data.remove_prefix(end + 2);
+  }
+  c.text.assign(data);
+}
+
+void feed(client& c, const char* bytes, std::size_t n, std::vector<std::int64_t>& delays) {
+  c.bytes += n;
+  std::string_view in(bytes, n);
+  if (!c.head_done) {
+    c.head.append(in);
+    const auto end = c.head.find("\r\n\r\n");
+    if (end == std::string::npos) return;
+    const std::string rest = c.head.substr(end + 4);
+    c.head_done = true;
+    c.head.clear();
+    if (!rest.empty()) feed(c, rest.data(), rest.size(), delays);
+    c.bytes -= rest.size();
+    return;
+  }
+  while (!in.empty()) {
     if (c.in_chunk) {
-      const std::size_t take = std::min(c.chunk_left, c.pending.size() - at);
-      c.text.append(c.pending, at, take);
-      at += take;
+      const std::size_t take = std::min(c.chunk_left, in.size());
+      take_data(c, in.substr(0, take), delays);
+      in.remove_prefix(take);
       c.chunk_left -= take;
-      if (c.chunk_left == 0) c.in_chunk = false;
+      if (c.chunk_left == 0) {
+        c.in_chunk = false;
+        c.after_chunk = true;
+      }
       continue;
     }
     // Between chunks: the CRLF after data, then "size\r\n".
-    const auto line = c.pending.find("\r\n", at);
-    if (line == std::string::npos) break;
-    if (line == at) {
-      at += 2;
+    const auto line = in.find('\n');
+    if (line == std::string_view::npos) {
+      c.size_line.append(in);
+      return;
+    }
+    c.size_line.append(in.substr(0, line + 1));
+    in.remove_prefix(line + 1);
+    if (c.after_chunk) {
+      c.after_chunk = false;
+      c.size_line.clear();
       continue;
     }
-    c.chunk_left = std::strtoul(c.pending.substr(at, line - at).c_str(), nullptr, 16);
-    at = line + 2;
+    c.chunk_left = std::strtoul(c.size_line.c_str(), nullptr, 16);
+    c.size_line.clear();
     c.in_chunk = c.chunk_left > 0;
   }
-  c.pending.erase(0, at);
-  take_events(c, delays);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ import tempfile
 import threading
 import time
 
-from .. import redis_client
+from .. import metrics, redis_client
 from ..cli import fail
 from ..processes import Group, ROOT, raise_file_limit, wait_until
 from . import common
@@ -174,6 +174,7 @@ def commands_phase(a, tgw, bench, out, tmp):
         with open(os.path.join(out, "simulate-commands.out"), "wb") as sout:
             procs.start([tgw, "simulate", "--count", str(a.command_devices), "--target",
                          f"127.0.0.1:{gw_port}", "--send-interval", "30s", "--ramp-up", "5s",
+                         "--source-spread", str(common.source_spread(a.command_devices, 4)),
                          "--imei-base", str(IMEI_BASE), "--reply-text", "OK {command}"],
                         stdout=sout, stderr=subprocess.STDOUT)
         rc = redis_client.client(redis_port)
@@ -251,16 +252,27 @@ def events_phase(a, tgw, sse, out, tmp):
         wait_until(lambda: redis_client.ping(redis_port), 5)
         devices = a.records // 10
         progress_log = os.path.join(out, "simulate-progress.jsonl")
+        # The progress log's times are seconds from the simulator's start.
+        sim_started = time.time()
         with open(os.path.join(out, "simulate-events.out"), "wb") as sout:
             procs.start([tgw, "simulate", "--count", str(devices), "--target",
                          f"127.0.0.1:{gw_port}", "--records-per-packet", "10", "--send-interval",
                          "1s", "--ramp-up", "5s", "--imei-base", str(IMEI_BASE),
+                         "--source-spread", str(common.source_spread(devices, 4)),
                          "--progress-log", progress_log], stdout=sout, stderr=subprocess.STDOUT)
         tokens = os.path.join(tmp, "tokens-events")
         secret = token(tgw, tokens)
         api = start_api(procs, tgw, api_port, redis_port, tokens,
                         ("--max-event-clients", str(a.sse_clients + 10)))
-        time.sleep(10)
+
+        def sessions():
+            m = metrics.scrape(metrics_port, timeout=5)
+            return int(metrics.metric(m, "teltonika_sessions") or 0) if m else 0
+        # The whole fleet connected before anything is measured: a window of a fleet
+        # still ramping up (or refused by a budget) measures something else.
+        if not wait_until(lambda: sessions() >= devices, 90, step=1):
+            fail(PROG, f"{sessions()} of {devices} devices connected after 90 s", 1)
+        time.sleep(5)
 
         def measured(what, seconds, during=None):
             s0 = snapshot(metrics_port, redis_port, gateway.pid, [("api", api.pid)])
@@ -268,12 +280,12 @@ def events_phase(a, tgw, sse, out, tmp):
             result = during() if during else time.sleep(seconds)
             s1 = snapshot(metrics_port, redis_port, gateway.pid, [("api", api.pid)])
             w = window(s0, s1)
-            w["ack"] = progress(progress_log, t0, time.time())
+            w["ack"] = progress(progress_log, t0 - sim_started, time.time() - sim_started)
             packets = w["gateway_acks_per_s"] * w["seconds"]
             w["gateway_cpu_us_per_packet"] = round(
                 (w["cpu_percent"]["gateway"] or 0) / 100 * w["seconds"] * 1e6 / packets, 1) \
                 if packets else None
-            log(f"{what}: {w['xlen_records_per_s']:,.0f} records/s stored, ACK p99 "
+            log(f"{what}: {w['gateway_records_per_s']:,.0f} records/s stored, ACK p99 "
                 f"{w['ack'].get('ack_p99_ms')} ms, gateway {w['gateway_cpu_us_per_packet']} us "
                 f"CPU/packet, api {w['cpu_percent'].get('api')} % CPU")
             return w, result
@@ -332,8 +344,8 @@ def summary(r, date, ncpu, cpu):
         e = r["events"]
         n, w, cl = e["no_event_client"], e["with_event_clients"], e["event_clients"]
         out.append(f"{e['records_per_s_asked']:,} records/s asked: stored "
-                   f"{n['xlen_records_per_s']:,.0f}/s with no event client, "
-                   f"{w['xlen_records_per_s']:,.0f}/s with {cl['clients']}")
+                   f"{n['gateway_records_per_s']:,.0f}/s with no event client, "
+                   f"{w['gateway_records_per_s']:,.0f}/s with {cl['clients']}")
         out.append(f"  {cl['clients']} clients: {cl['events']:,} events, per client "
                    f"{cl['events_per_client_min']:,} to {cl['events_per_client_max']:,}; delay from "
                    f"storing p50 {cl['delay_ms']['p50']} ms, p99 {cl['delay_ms']['p99']} ms; cut "
