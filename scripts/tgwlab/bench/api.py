@@ -10,6 +10,7 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -188,6 +189,10 @@ def commands_phase(a, tgw, bench, out, tmp):
             [bench, str(redis_port), str(IMEI_BASE), str(a.command_devices), str(a.rate),
              str(a.seconds), "8"], capture_output=True, text=True, check=True).stdout)
         log(f"POST ?wait=10: {a.rate}/s for {a.seconds} s")
+        # The client is Python threads: a thread whose answer came waits for the GIL up to
+        # the switch interval (5 ms by default), which the figure would count as the API's.
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(0.0002)
         times, statuses, lock = [], {}, threading.Lock()
         threads_n = 32
         per_thread = a.rate / threads_n
@@ -219,9 +224,39 @@ def commands_phase(a, tgw, bench, out, tmp):
             w.start()
         for w in workers:
             w.join()
+        sys.setswitchinterval(switch)
         return {"rate_per_s": a.rate, "seconds": a.seconds, "devices": a.command_devices,
                 "api_post_wait": {**ms(times), "outcomes": statuses},
+                "api_server_side": server_side(scrape_api(api_port, secret)),
                 "baseline_command_bench": base}
+
+
+def scrape_api(api_port, secret):
+    """The API's /metrics text (it asks for a token like every route); "" when it does
+    not answer 200."""
+    status, body = Api(api_port, secret).call("GET", "/metrics")
+    return body.decode() if status == 200 else ""
+
+
+def server_side(text, route="/v1/devices/{imei}/commands"):
+    """The POSTs' latency as the API measured it (from the request read whole to the
+    answer handed to the socket), from its histogram: the share within 10 ms and the
+    bucket that holds the 99th percentile; the client's own time apart. (Read line by
+    line: the route's braces defeat metrics.parse's label pattern.)"""
+    name = "teltonika_http_request_duration_seconds_bucket{"
+    buckets = []
+    for line in text.splitlines():
+        if line.startswith(name) and f'route="{route}"' in line and 'method="POST"' in line:
+            le = line.split('le="', 1)[1].split('"', 1)[0]
+            buckets.append((float(le), float(line.rsplit(" ", 1)[1])))
+    buckets.sort()
+    if not buckets or buckets[-1][1] == 0:
+        return {}
+    total = buckets[-1][1]
+    within_10 = next((v for le, v in buckets if le >= 0.01), total)
+    p99 = next(le for le, v in buckets if v >= 0.99 * total)
+    return {"requests": int(total), "within_10_ms": round(within_10 / total, 4),
+            "p99_at_most_ms": p99 * 1000}
 
 
 def load_api(api_port, secret, stop, stats):
@@ -339,7 +374,13 @@ def summary(r, date, ncpu, cpu):
                    f"ms, p99 {g['p99_ms']} ms, max {g['max_ms']} ms ({json.dumps(g['outcomes'])})")
         out.append(f"  baseline command_bench (tgw command send's publisher), same rate: p50 "
                    f"{b['p50_ms']:.2f} ms, p99 {b['p99_ms']:.2f} ms")
-        out.append(f"  bar (p99 < 10 ms): {'PASS' if g['p99_ms'] < 10 else 'FAIL'}")
+        srv = c.get("api_server_side", {})
+        if srv:
+            out.append(f"  as the API measured them (client apart): {srv['within_10_ms']:.2%} "
+                       f"within 10 ms, p99 at most {srv['p99_at_most_ms']:g} ms "
+                       f"({srv['requests']} requests)")
+        out.append(f"  bar (p99 < 10 ms, DESIGN.md has none: issue's): "
+                   f"{'PASS' if g['p99_ms'] < 10 else 'FAIL'} at the client")
     if "events" in r:
         e = r["events"]
         n, w, cl = e["no_event_client"], e["with_event_clients"], e["event_clients"]
