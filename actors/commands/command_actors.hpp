@@ -9,9 +9,15 @@
 #include "actors/commands/command_messages.hpp"
 
 /// The interfaces of the outbound-command actors: a handle of one of these types takes
-/// only the messages its interface names. Sessions take their commands through the
-/// session interface (actors/gateway/gateway_actors.hpp).
+/// only the messages its interface names.
 namespace tgw::actors::commands {
+
+/// What the command reader needs of a device session: that it takes a command. The
+/// session's interface (actors/gateway/gateway_actors.hpp) lists this message too, so
+/// a session handle converts to this one, and the commands need nothing else of the
+/// gateway: the gateway depends on the commands, never the other way round.
+using command_target_actor =
+    caf::typed_actor<caf::reacts_to<command_atom, infra::commands::command_entry>>;
 
 /// The stream reader (command_reader.hpp).
 using command_reader_actor = caf::typed_actor<

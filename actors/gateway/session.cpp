@@ -5,8 +5,8 @@
 
 #include "actors/commands/command_messages.hpp"
 #include "actors/commands/device_commands.hpp"
-#include "actors/commands/session_directory.hpp"
 #include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/session_directory.hpp"
 #include "actors/registry/registry_actors.hpp"
 #include "codecs/avl_decode.hpp"
 #include "codecs/device_conversation.hpp"

@@ -17,11 +17,9 @@
 namespace tgw::infra::metrics {
 struct gateway_counters;
 }
-namespace tgw::actors::commands {
-class session_directory;
-}
-
 namespace tgw::actors::gateway {
+
+class session_directory;
 
 using infra::metrics::gateway_counters;
 
@@ -39,7 +37,7 @@ struct session_config {
   /// Outbound commands: where sessions announce themselves to the command reader, the
   /// actor that publishes their outcomes, the per-device queue bound and the time a
   /// device has to answer. Without a responder, sessions take no commands.
-  std::shared_ptr<commands::session_directory> directory;
+  std::shared_ptr<session_directory> directory;
   commands::command_responder_actor responder;
   std::size_t command_queue_limit = 16;
   std::chrono::milliseconds command_timeout{30'000};

@@ -13,9 +13,9 @@
 
 #include "actors/commands/command_reader.hpp"
 #include "actors/commands/command_responder.hpp"
-#include "actors/commands/session_directory.hpp"
 #include "actors/gateway/retention_actor.hpp"
 #include "actors/gateway/session.hpp"
+#include "actors/gateway/session_directory.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
 #include "actors/gateway/udp_ingest.hpp"
 #include "actors/node/emitter.hpp"
@@ -57,8 +57,12 @@ static_assert(
     std::is_same_v<decltype(session_config::writers)::value_type, telemetry_writer_actor>);
 static_assert(std::is_same_v<decltype(session_config::registry), registry_actor>);
 static_assert(std::is_same_v<decltype(session_config::responder), command_responder_actor>);
-static_assert(
-    std::is_same_v<decltype(std::declval<commands::session_directory>().find("")), session_actor>);
+static_assert(std::is_same_v<decltype(std::declval<session_directory>().find("")), session_actor>);
+static_assert(std::is_same_v<decltype(std::declval<commands::session_lookup>().command_target("")),
+                             commands::command_target_actor>);
+// A session handle converts to the command reader's narrower one: the session's
+// interface lists the command message the reader sends.
+static_assert(std::is_convertible_v<session_actor, commands::command_target_actor>);
 
 // Spawning each actor's function gives its interface's handle.
 template <class Function, class Handle>

@@ -6,9 +6,9 @@
 #include <caf/scheduler/test_coordinator.hpp>
 
 #include "actors/commands/command_actors.hpp"
-#include "actors/commands/session_directory.hpp"
 #include "actors/gateway/gateway_messages.hpp"
 #include "actors/gateway/session.hpp"
+#include "actors/gateway/session_directory.hpp"
 #include "codecs/avl_encode.hpp"
 #include "codecs/command.hpp"
 #include "infra/metrics/gateway_counters.hpp"
@@ -147,8 +147,7 @@ class SessionCommands : public ::testing::Test {
       dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   std::shared_ptr<fake_link> link = std::make_shared<fake_link>();
   std::shared_ptr<responder_log> log = std::make_shared<responder_log>();
-  std::shared_ptr<commands::session_directory> directory =
-      std::make_shared<commands::session_directory>();
+  std::shared_ptr<session_directory> directory = std::make_shared<session_directory>();
   fake_writer_actor writer = sys.spawn(fake_writer);
   commands::command_responder_actor responder = sys.spawn(fake_responder, log);
   session_actor actor;
@@ -304,7 +303,7 @@ TEST(SessionHandshake, ACommandArrivingBeforeTheHandshakeIsAnsweredWaitsForThe01
   config->instance_id = "test";
   config->counters = std::make_shared<infra::metrics::gateway_counters>();
   config->writers.push_back(writer);
-  config->directory = std::make_shared<commands::session_directory>();
+  config->directory = std::make_shared<session_directory>();
   config->responder = responder;
   config->command_queue_limit = 4;
   auto actor = sys.spawn(session, link, std::shared_ptr<const session_config>(config));
