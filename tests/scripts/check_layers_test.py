@@ -90,6 +90,16 @@ class CheckLayers(unittest.TestCase):
                       "includes actors/gateway/, actors/gateway/g.cpp:1 includes "
                       "actors/commands/)", out)
 
+    def test_a_test_fixture_in_product_code_is_named(self):
+        code, out = run({
+            "infra/app/replay.cpp": "#include <caf/all.hpp>\n#include <caf/scheduler/test_coordinator.hpp>\n",
+            "tests/actors/a_test.cpp": "#include <caf/scheduler/test_coordinator.hpp>\n",
+        })
+        self.assertEqual(code, 1)
+        self.assertEqual(out.splitlines(), [
+            "infra/app/replay.cpp:2: includes <caf/scheduler/test_coordinator.hpp>: a test "
+            "fixture; product code runs on its own scheduler"])
+
     def test_a_cycle_around_three_actors_components_is_named(self):
         code, out = run({
             "actors/a/x.hpp": '#include "actors/b/y.hpp"\n',
