@@ -5,7 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/commands/command_messages.hpp"
+#include "actors/commands/command_atoms.hpp"
 #include "infra/commands/command_library.hpp"
 #include "infra/health/failure_log.hpp"
 

@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "actors/gateway/session_directory.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 

@@ -54,9 +54,9 @@ struct session_config {
 /// connection closes. An IMEI the store does not know yet is accepted only on a
 /// new-device token of its source address, so that no source makes keys without
 /// bound. Every change is a journal event.
-session_actor::behavior_type session(session_actor_base* self,
-                                     const std::shared_ptr<infra::net::device_link>& link,
-                                     const std::shared_ptr<const session_config>& config);
+session_self_actor::behavior_type session(session_actor_base* self,
+                                          const std::shared_ptr<infra::net::device_link>& link,
+                                          const std::shared_ptr<const session_config>& config);
 
 /// The connection_listener that forwards a connection's frames to its session actor.
 std::unique_ptr<infra::net::connection_listener> make_session_listener(session_actor session);

@@ -3,10 +3,10 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/commands/command_messages.hpp"
+#include "actors/commands/command_atoms.hpp"
 #include "actors/commands/command_reader.hpp"
 #include "actors/commands/command_responder.hpp"
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "actors/gateway/retention_actor.hpp"
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/session_directory.hpp"

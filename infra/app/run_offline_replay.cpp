@@ -5,7 +5,7 @@
 
 #include <caf/all.hpp>
 
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
 #include "codecs/device_conversation.hpp"

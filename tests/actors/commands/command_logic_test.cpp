@@ -34,7 +34,6 @@ session_actor::behavior_type recording_session(std::shared_ptr<std::vector<comma
       [](gateway::persisted_atom, const infra::telemetry::write_outcome&) {},
       [](gateway::revoke_atom) {},
       [got](command_atom, const command_entry& e) { got->push_back(e); },
-      [](cmd_timeout_atom, const std::string&) {},
       [](gateway::closed_atom, const std::string&) {},
   };
 }

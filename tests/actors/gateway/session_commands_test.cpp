@@ -6,7 +6,7 @@
 #include <caf/scheduler/test_coordinator.hpp>
 
 #include "actors/commands/command_actors.hpp"
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/session_directory.hpp"
 #include "codecs/avl_encode.hpp"
@@ -46,9 +46,6 @@ fake_writer_actor::behavior_type fake_writer(fake_writer_actor::pointer self) {
       },
       [](note_atom, journal_event&) {},
       [](persist_atom, packet_job&) { return write_outcome{}; },
-      [](flush_atom) {},
-      [](retry_atom) {},
-      [](settle_atom) {},
       [self, pending](release_atom) {
         for (auto& session : *pending)
           self->send(session, persisted_atom::value, write_outcome{true, false, 1, ""});
@@ -62,7 +59,7 @@ struct responder_log {
   std::vector<std::string> drained;
 };
 
-// Records what it is told to publish and drain; its batching timers do nothing.
+// Records what it is told to publish and drain.
 commands::command_responder_actor::behavior_type fake_responder(
     commands::command_responder_actor::pointer, std::shared_ptr<responder_log> log) {
   return {
@@ -71,9 +68,6 @@ commands::command_responder_actor::behavior_type fake_responder(
       },
       [log](commands::drain_off_atom, const std::string& imei) { log->drained.push_back(imei); },
       [](commands::sync_atom) { return true; },
-      [](flush_atom) {},
-      [](retry_atom) {},
-      [](settle_atom) {},
   };
 }
 
@@ -277,9 +271,6 @@ fake_writer_actor::behavior_type slow_event_writer(fake_writer_actor::pointer se
       [](note_atom, journal_event&) {},
       [](ingest_atom, packet_job&) {},
       [](persist_atom, packet_job&) { return write_outcome{}; },
-      [](flush_atom) {},
-      [](retry_atom) {},
-      [](settle_atom) {},
       [pending](release_atom) {
         for (auto& p : *pending) p.deliver(write_outcome{true, false, 0, ""});
         pending->clear();

@@ -21,7 +21,6 @@ session_actor::behavior_type idle_session() {
       [](persisted_atom, const infra::telemetry::write_outcome&) {},
       [](revoke_atom) {},
       [](commands::command_atom, const infra::commands::command_entry&) {},
-      [](commands::cmd_timeout_atom, const std::string&) {},
       [](closed_atom, const std::string&) {},
   };
 }
