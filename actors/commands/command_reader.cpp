@@ -5,7 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/commands/command_messages.hpp"
+#include "actors/commands/command_atoms.hpp"
 #include "infra/commands/command_library.hpp"
 #include "infra/health/failure_log.hpp"
 
@@ -26,7 +26,7 @@ std::int64_t unix_now() {
 command_reader_actor::behavior_type command_reader(
     command_reader_actor::stateful_pointer<reader_state> self, const reader_config& config,
     const std::shared_ptr<infra::commands::command_store>& store,
-    const std::shared_ptr<const session_directory>& directory,
+    const std::shared_ptr<const session_lookup>& sessions,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   // The actor's own: its handlers run only while it does.
   reader_state* state = &self->state;
@@ -53,9 +53,9 @@ command_reader_actor::behavior_type command_reader(
   // Answers what no session will take, then journals command_dispatched for the rest
   // in one pipelined round trip and hands each to its session: the event is in the
   // journal before the device can see the command, and the session writes at once.
-  auto dispatch = [config, store, state, directory, refuse,
+  auto dispatch = [config, store, state, sessions, refuse,
                    counters](std::vector<command_entry>& entries) {
-    std::vector<std::pair<gateway::session_actor, command_entry*>> deliverable;
+    std::vector<std::pair<command_target_actor, command_entry*>> deliverable;
     for (command_entry& e : entries) {
       // Delivered to this group again: a failover to a replica that had not yet seen
       // the first delivery. Its session has it already.
@@ -66,7 +66,7 @@ command_reader_actor::behavior_type command_reader(
         refuse(e, "malformed: " + e.malformed);
       } else if (e.expires_at > 0 && unix_now() > e.expires_at) {
         refuse(e, "expired_before_delivery");
-      } else if (gateway::session_actor session = directory->find(e.target_imei); !session) {
+      } else if (command_target_actor session = sessions->command_target(e.target_imei); !session) {
         refuse(e, "socket_closed");
       } else {
         deliverable.emplace_back(std::move(session), &e);

@@ -8,7 +8,7 @@
 
 #include "actors/commands/command_actors.hpp"
 #include "actors/commands/command_config.hpp"
-#include "actors/commands/session_directory.hpp"
+#include "actors/commands/session_lookup.hpp"
 #include "infra/commands/command_store.hpp"
 #include "infra/health/failure_log.hpp"
 #include "infra/metrics/gateway_counters.hpp"
@@ -39,7 +39,7 @@ struct reader_state {
 command_reader_actor::behavior_type command_reader(
     command_reader_actor::stateful_pointer<reader_state> self, const reader_config& config,
     const std::shared_ptr<infra::commands::command_store>& store,
-    const std::shared_ptr<const session_directory>& directory,
+    const std::shared_ptr<const session_lookup>& sessions,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters);
 
 }  // namespace tgw::actors::commands

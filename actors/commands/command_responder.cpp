@@ -7,8 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/batching_atoms.hpp"
-#include "actors/commands/command_messages.hpp"
+#include "actors/commands/command_atoms.hpp"
 #include "infra/commands/command_library.hpp"
 #include "infra/health/failure_log.hpp"
 
@@ -20,9 +19,9 @@ using infra::commands::resolution;
 
 }  // namespace
 
-command_responder_actor::behavior_type command_responder(
-    command_responder_actor::stateful_pointer<responder_state> self, const responder_config& config,
-    const std::shared_ptr<infra::commands::command_store>& store,
+command_responder_self_actor::behavior_type command_responder(
+    command_responder_self_actor::stateful_pointer<responder_state> self,
+    const responder_config& config, const std::shared_ptr<infra::commands::command_store>& store,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   // The actor's own: its handlers run only while it does.
   responder_state* state = &self->state;

@@ -36,9 +36,9 @@ struct responder_state {
 /// the resolutions and retries them with backoff, in order: the entries stay pending
 /// in Redis meanwhile, so a crash loses nothing (they are re-read and re-delivered).
 /// Spawn it detached: the store blocks.
-command_responder_actor::behavior_type command_responder(
-    command_responder_actor::stateful_pointer<responder_state> self, const responder_config& config,
-    const std::shared_ptr<infra::commands::command_store>& store,
+command_responder_self_actor::behavior_type command_responder(
+    command_responder_self_actor::stateful_pointer<responder_state> self,
+    const responder_config& config, const std::shared_ptr<infra::commands::command_store>& store,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters);
 
 }  // namespace tgw::actors::commands

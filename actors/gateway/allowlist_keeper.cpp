@@ -3,8 +3,8 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/commands/session_directory.hpp"
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
+#include "actors/gateway/session_directory.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 
 namespace tgw::actors::gateway {
@@ -31,8 +31,7 @@ bool allowlist_keeper::load_first(std::string& error) {
   return true;
 }
 
-void allowlist_keeper::watch_sessions(
-    std::shared_ptr<const commands::session_directory> directory) {
+void allowlist_keeper::watch_sessions(std::shared_ptr<const session_directory> directory) {
   const std::lock_guard lock(mutex_);
   directory_ = std::move(directory);
 }

@@ -14,11 +14,9 @@
 namespace tgw::infra::metrics {
 struct gateway_counters;
 }
-namespace tgw::actors::commands {
-class session_directory;
-}
-
 namespace tgw::actors::gateway {
+
+class session_directory;
 
 /// Keeps an instance's allowlist current: loads it at start, again on SIGHUP and,
 /// for a Redis SET, every refresh period; after each load, the sessions of devices the
@@ -37,7 +35,7 @@ class allowlist_keeper {
   bool load_first(std::string& error);
 
   /// Sessions to tell when a reload removes devices; set once sessions exist.
-  void watch_sessions(std::shared_ptr<const commands::session_directory> directory);
+  void watch_sessions(std::shared_ptr<const session_directory> directory);
 
   /// Loads the list again (`why` names the trigger in the log). True if it loaded.
   bool reload(std::string_view why);
@@ -53,7 +51,7 @@ class allowlist_keeper {
   std::shared_ptr<infra::net::allowlist> list_ = std::make_shared<infra::net::allowlist>();
   std::shared_ptr<infra::metrics::gateway_counters> counters_;
   std::mutex mutex_;  ///< One reload at a time; guards directory_.
-  std::shared_ptr<const commands::session_directory> directory_;
+  std::shared_ptr<const session_directory> directory_;
   std::mutex stop_mutex_;
   std::condition_variable stop_;
   bool stopping_ = false;

@@ -7,13 +7,14 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
-#include "actors/batching_atoms.hpp"
-#include "actors/commands/command_messages.hpp"
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/commands/command_atoms.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 
 /// The interfaces of the gateway's actors: a handle of one of these types takes only
 /// the messages its interface names. The allowlist keeper is no actor: it tells
-/// sessions through their interface.
+/// sessions through their interface. Others hold an actor by its public interface
+/// (`<role>_actor`); what the actor also sends itself (its timers) is only in the
+/// interface it runs with (`<role>_self_actor`), so no one else can send it.
 namespace tgw::actors::gateway {
 
 /// A device session (session.hpp). Its messages reach it in this order of likelihood:
@@ -29,10 +30,13 @@ using session_actor = caf::typed_actor<
     caf::reacts_to<revoke_atom>,
     // The command reader hands the device a command; it is queued for the device.
     caf::reacts_to<commands::command_atom, infra::commands::command_entry>,
-    // Its own timer: the device did not answer the command of this entry id in time.
-    caf::reacts_to<commands::cmd_timeout_atom, std::string>,
     // The connection is gone, for this reason: journal it, unregister, stop.
     caf::reacts_to<closed_atom, std::string>>;
+
+/// A session as it runs (session_actor_base.hpp): its public interface and its timer.
+using session_self_actor = session_actor::extend<
+    // Its own timer: the device did not answer the command of this entry id in time.
+    caf::reacts_to<cmd_timeout_atom, std::string>>;
 
 /// One shard of the telemetry writer (telemetry_writer.hpp).
 using telemetry_writer_actor = caf::typed_actor<
@@ -46,7 +50,10 @@ using telemetry_writer_actor = caf::typed_actor<
     // in arrival order.
     caf::reacts_to<ingest_atom, infra::telemetry::packet_job>,
     // A journal event no one waits for; a failure is only logged.
-    caf::reacts_to<note_atom, infra::telemetry::journal_event>,
+    caf::reacts_to<note_atom, infra::telemetry::journal_event>>;
+
+/// A writer shard as it runs: its public interface and what it sends itself.
+using telemetry_writer_self_actor = telemetry_writer_actor::extend<
     // Sent to itself behind the writes already queued: write them in one round trip.
     caf::reacts_to<flush_atom>,
     // Its timer: send again the writes it holds (write_outcome::retryable).
@@ -54,7 +61,10 @@ using telemetry_writer_actor = caf::typed_actor<
     // Its timer: look whether the persist failure spell has settled.
     caf::reacts_to<settle_atom>>;
 
-/// Telemetry retention (retention_actor.hpp).
+/// Telemetry retention (retention_actor.hpp). Its only message is its own timer, so the
+/// timer is its public interface too: CAF 0.17 has no typed handle with no message
+/// ("Empty typed actor handle", caf/typed_actor.hpp) and a typed actor handles only
+/// what its interface lists. Others hold the handle only to stop it.
 using retention_actor = caf::typed_actor<
     // Its timer: read the streams' consumer groups and trim what they all acknowledged.
     caf::reacts_to<retain_atom>>;
@@ -63,9 +73,12 @@ using retention_actor = caf::typed_actor<
 using udp_ingest_actor = caf::typed_actor<
     // A datagram, how to answer its sender, and the sender as ip:port.
     caf::reacts_to<datagram_atom, std::vector<std::uint8_t>, infra::net::udp_reply, std::string>,
-    // Its timer: devices silent for the idle timeout leave.
-    caf::reacts_to<udp_sweep_atom>,
     // At shutdown: every UDP device is gone, for this reason.
     caf::reacts_to<closed_atom, std::string>>;
+
+/// The UDP actor as it runs: its public interface and its timer.
+using udp_ingest_self_actor = udp_ingest_actor::extend<
+    // Its timer: devices silent for the idle timeout leave.
+    caf::reacts_to<udp_sweep_atom>>;
 
 }  // namespace tgw::actors::gateway

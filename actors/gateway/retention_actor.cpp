@@ -7,7 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::actors::gateway {

@@ -3,10 +3,10 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/commands/command_messages.hpp"
+#include "actors/commands/command_atoms.hpp"
 #include "actors/commands/device_commands.hpp"
-#include "actors/commands/session_directory.hpp"
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
+#include "actors/gateway/session_directory.hpp"
 #include "actors/registry/registry_actors.hpp"
 #include "codecs/avl_decode.hpp"
 #include "codecs/device_conversation.hpp"
@@ -126,9 +126,7 @@ class session_context {
   void operator()(commands::command_atom, const infra::commands::command_entry& e) {
     on_command(e);  // a copy: commands are rare, and a message may be shared
   }
-  void operator()(commands::cmd_timeout_atom, const std::string& entry_id) {
-    on_command_timeout(entry_id);
-  }
+  void operator()(cmd_timeout_atom, const std::string& entry_id) { on_command_timeout(entry_id); }
   void operator()(closed_atom, const std::string& reason) { on_closed(reason); }
 
  private:
@@ -312,7 +310,7 @@ class session_context {
     const auto waiting = std::move(state_.trouble->command_waiting);
     link_->send(std::move(waiting->frame));
     counters().commands_written.fetch_add(1, std::memory_order_relaxed);
-    self_->delayed_send(self_, config_->command_timeout, commands::cmd_timeout_atom::value,
+    self_->delayed_send(self_, config_->command_timeout, cmd_timeout_atom::value,
                         std::move(waiting->entry_id));
   }
 
@@ -509,9 +507,9 @@ std::unique_ptr<infra::net::connection_listener> make_session_listener(session_a
   return std::make_unique<session_listener>(std::move(session));
 }
 
-session_actor::behavior_type session(session_actor_base* self,
-                                     const std::shared_ptr<infra::net::device_link>& link,
-                                     const std::shared_ptr<const session_config>& config) {
+session_self_actor::behavior_type session(session_actor_base* self,
+                                          const std::shared_ptr<infra::net::device_link>& link,
+                                          const std::shared_ptr<const session_config>& config) {
   auto ctx = std::make_unique<session_context>(self, link, config);
   session_context* c = ctx.get();
   config->counters->sessions_open.fetch_add(1);

@@ -17,11 +17,9 @@
 namespace tgw::infra::metrics {
 struct gateway_counters;
 }
-namespace tgw::actors::commands {
-class session_directory;
-}
-
 namespace tgw::actors::gateway {
+
+class session_directory;
 
 using infra::metrics::gateway_counters;
 
@@ -39,7 +37,7 @@ struct session_config {
   /// Outbound commands: where sessions announce themselves to the command reader, the
   /// actor that publishes their outcomes, the per-device queue bound and the time a
   /// device has to answer. Without a responder, sessions take no commands.
-  std::shared_ptr<commands::session_directory> directory;
+  std::shared_ptr<session_directory> directory;
   commands::command_responder_actor responder;
   std::size_t command_queue_limit = 16;
   std::chrono::milliseconds command_timeout{30'000};
@@ -56,9 +54,9 @@ struct session_config {
 /// connection closes. An IMEI the store does not know yet is accepted only on a
 /// new-device token of its source address, so that no source makes keys without
 /// bound. Every change is a journal event.
-session_actor::behavior_type session(session_actor_base* self,
-                                     const std::shared_ptr<infra::net::device_link>& link,
-                                     const std::shared_ptr<const session_config>& config);
+session_self_actor::behavior_type session(session_actor_base* self,
+                                          const std::shared_ptr<infra::net::device_link>& link,
+                                          const std::shared_ptr<const session_config>& config);
 
 /// The connection_listener that forwards a connection's frames to its session actor.
 std::unique_ptr<infra::net::connection_listener> make_session_listener(session_actor session);

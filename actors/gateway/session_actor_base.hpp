@@ -62,17 +62,18 @@ namespace caf {
 template <>
 class behavior_type_of<tgw::actors::gateway::session_actor_base> {
  public:
-  using type = tgw::actors::gateway::session_actor::behavior_type;
+  using type = tgw::actors::gateway::session_self_actor::behavior_type;
 };
 
-// 3. What spawn(session, ...) makes: a session_actor handle, run by session_actor_base.
-// CAF infers it alone only for a self pointer derived from typed_event_based_actor.
+// 3. What spawn(session, ...) makes: a session_self_actor handle, run by
+// session_actor_base. CAF infers it alone only for a self pointer derived from
+// typed_event_based_actor.
 template <>
-struct infer_handle_from_fun_impl<tgw::actors::gateway::session_actor::behavior_type,
+struct infer_handle_from_fun_impl<tgw::actors::gateway::session_self_actor::behavior_type,
                                   tgw::actors::gateway::session_actor_base*, true> {
-  using type = tgw::actors::gateway::session_actor;
+  using type = tgw::actors::gateway::session_self_actor;
   using impl = tgw::actors::gateway::session_actor_base;
-  using behavior_type = tgw::actors::gateway::session_actor::behavior_type;
+  using behavior_type = tgw::actors::gateway::session_self_actor::behavior_type;
   static constexpr spawn_mode mode = spawn_mode::function_with_selfptr;
 };
 
@@ -126,10 +127,11 @@ class session_actor_base final
  public:
   using super = caf::extend<caf::scheduled_actor, session_actor_base>::with<
       caf::mixin::sender, caf::mixin::requester, caf::mixin::behavior_changer>;
-  /// What `spawn` and the send functions read: the session interface.
-  using signatures = session_actor::signatures;
-  using behavior_type = session_actor::behavior_type;
-  using actor_hdl = session_actor;
+  /// What `spawn` and the send functions read: the session interface, with the timer
+  /// the session sends itself.
+  using signatures = session_self_actor::signatures;
+  using behavior_type = session_self_actor::behavior_type;
+  using actor_hdl = session_self_actor;
 
   explicit session_actor_base(caf::actor_config& cfg) : super(cfg) {}
 

@@ -8,8 +8,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/batching_atoms.hpp"
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "actors/gateway/session_actor_base.hpp"
 
 namespace tgw::actors::gateway {
@@ -82,8 +81,8 @@ void hold_behind_held(writer_state& state) {
 
 }  // namespace
 
-telemetry_writer_actor::behavior_type telemetry_writer(
-    telemetry_writer_actor::stateful_pointer<writer_state> self, const writer_config& config,
+telemetry_writer_self_actor::behavior_type telemetry_writer(
+    telemetry_writer_self_actor::stateful_pointer<writer_state> self, const writer_config& config,
     const std::shared_ptr<infra::telemetry::telemetry_store>& store, int shard,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   // The actor's own: its handlers run only while it does.

@@ -59,8 +59,8 @@ struct writer_state {
 /// (or holds) at once without trying, and tries the connection again with exponential
 /// backoff; `health` hears of every round trip and logs the outage. Spawn it
 /// detached: the store blocks, and so does the linger.
-telemetry_writer_actor::behavior_type telemetry_writer(
-    telemetry_writer_actor::stateful_pointer<writer_state> self, const writer_config& config,
+telemetry_writer_self_actor::behavior_type telemetry_writer(
+    telemetry_writer_self_actor::stateful_pointer<writer_state> self, const writer_config& config,
     const std::shared_ptr<infra::telemetry::telemetry_store>& store, int shard,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters);
 

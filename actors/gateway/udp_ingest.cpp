@@ -5,7 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "codecs/udp.hpp"
 #include "infra/log/log_budget.hpp"
 #include "infra/log/refusal_log.hpp"
@@ -43,9 +43,9 @@ struct udp_packet {
 
 }  // namespace
 
-udp_ingest_actor::behavior_type udp_ingest(udp_ingest_actor::stateful_pointer<udp_state> self,
-                                           const std::shared_ptr<const session_config>& config,
-                                           const udp_config& udp) {
+udp_ingest_self_actor::behavior_type udp_ingest(
+    udp_ingest_self_actor::stateful_pointer<udp_state> self,
+    const std::shared_ptr<const session_config>& config, const udp_config& udp) {
   // The actor's own: its handlers run only while it does.
   udp_state* state = &self->state;
   state->new_devices =

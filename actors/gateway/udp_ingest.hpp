@@ -43,8 +43,8 @@ struct udp_state {
 /// for it and its datagram goes unanswered), at most `max_devices` are present, and a
 /// datagram of a device whose first one is still being checked is dropped (the device
 /// sends it again).
-udp_ingest_actor::behavior_type udp_ingest(udp_ingest_actor::stateful_pointer<udp_state> self,
-                                           const std::shared_ptr<const session_config>& config,
-                                           const udp_config& udp);
+udp_ingest_self_actor::behavior_type udp_ingest(
+    udp_ingest_self_actor::stateful_pointer<udp_state> self,
+    const std::shared_ptr<const session_config>& config, const udp_config& udp);
 
 }  // namespace tgw::actors::gateway

@@ -9,7 +9,9 @@
 #include "actors/node/node_atoms.hpp"
 
 /// The interfaces of a cluster node's roles: a handle of one of these types takes only
-/// the messages its interface names.
+/// the messages its interface names. The other roles hold the emitter and the worker
+/// by their public interface, role_actor; emitter_actor and worker_actor are the
+/// interfaces they run with, which add what each sends only to itself.
 namespace tgw::actors::node {
 
 /// What the membership actor tells every other role of its node.
@@ -35,7 +37,10 @@ using worker_actor = role_actor::extend<
     // Redis is unreachable).
     caf::reacts_to<finish_atom, std::string, bool>>;
 
-/// The membership role (membership.hpp).
+/// The membership role (membership.hpp). Its only message is its own timer, so the
+/// timer is its public interface too: CAF 0.17 has no typed handle with no message
+/// ("Empty typed actor handle", caf/typed_actor.hpp) and a typed actor handles only
+/// what its interface lists. Others hold the handle only to stop it.
 using membership_actor = caf::typed_actor<
     // Its timer, sent to itself: join the cluster or run the health check.
     caf::reacts_to<health_atom>>;

@@ -2,16 +2,22 @@
 
 #include <caf/atom.hpp>
 
-/// Messages between the roles of a cluster node. All are local; none is serialized.
+/// The atoms of a cluster node's roles. All are local; none is serialized. What each
+/// message means is said at the interface that takes it (node_actors.hpp).
 namespace tgw::actors::node {
+
+// Messages between actors.
+
+/// (role_atom, bool is_emitter, int64 epoch): the membership actor's verdict.
+using role_atom = caf::atom_constant<caf::atom("role")>;
+
+// Messages an actor sends only to itself (its timers and its loop).
 
 /// (health_atom): the membership actor's timer; time for the next health check.
 using health_atom = caf::atom_constant<caf::atom("health")>;
 /// (emit_atom, uint64 generation): the emitter's timer; time for the next emit. Carries
 /// the generation of the activation that scheduled it, so stale ones are dropped.
 using emit_atom = caf::atom_constant<caf::atom("emit")>;
-/// (role_atom, bool is_emitter, int64 epoch): the membership actor's verdict.
-using role_atom = caf::atom_constant<caf::atom("role")>;
 /// (take_atom): the worker polls the queue once.
 using take_atom = caf::atom_constant<caf::atom("take")>;
 /// (done_atom, std::string message): the worker's handler finished a message; whether

@@ -42,8 +42,8 @@ void say_taken(const registry_config& config, registry_state& state, const std::
 
 }  // namespace
 
-registry_actor::behavior_type registry(
-    registry_actor::stateful_pointer<registry_state> self, const registry_config& config,
+registry_self_actor::behavior_type registry(
+    registry_self_actor::stateful_pointer<registry_state> self, const registry_config& config,
     const std::shared_ptr<infra::registry::registry_store>& store,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   registry_state* state = &self->state;

@@ -50,8 +50,8 @@ struct registry_state {
 /// by another process (a second gateway started with the same instance id) is left to
 /// it and said at error, again every failure-log interval while it lasts, and the
 /// instance is not ready (`heartbeat_taken`). Spawn it detached.
-registry_actor::behavior_type registry(
-    registry_actor::stateful_pointer<registry_state> self, const registry_config& config,
+registry_self_actor::behavior_type registry(
+    registry_self_actor::stateful_pointer<registry_state> self, const registry_config& config,
     const std::shared_ptr<infra::registry::registry_store>& store,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters);
 

@@ -3,13 +3,13 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/commands/command_messages.hpp"
+#include "actors/commands/command_atoms.hpp"
 #include "actors/commands/command_reader.hpp"
 #include "actors/commands/command_responder.hpp"
-#include "actors/commands/session_directory.hpp"
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "actors/gateway/retention_actor.hpp"
 #include "actors/gateway/session.hpp"
+#include "actors/gateway/session_directory.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
 #include "actors/gateway/udp_ingest.hpp"
 #include "actors/registry/registry_actor.hpp"
@@ -45,8 +45,8 @@ struct gateway_actors::impl {
   /// Every long-lived actor, whatever its interface, for stop(): it is only told to
   /// exit and waited for, never sent a message.
   std::vector<caf::strong_actor_ptr> all;
-  std::shared_ptr<actors::commands::session_directory> directory =
-      std::make_shared<actors::commands::session_directory>();
+  std::shared_ptr<actors::gateway::session_directory> directory =
+      std::make_shared<actors::gateway::session_directory>();
   std::shared_ptr<actors::gateway::retention_status> retention =
       std::make_shared<actors::gateway::retention_status>();
   std::shared_ptr<const actors::gateway::session_config> sessions;
@@ -99,7 +99,7 @@ gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& re
   // would give up on a read the server still holds.
   impl_->reader = impl_->add(system.spawn<caf::detached>(
       actors::commands::command_reader, plan.command_reader, command_store("reader", 3000ms),
-      std::shared_ptr<const actors::commands::session_directory>(impl_->directory), counters));
+      std::shared_ptr<const actors::commands::session_lookup>(impl_->directory), counters));
 
   auto config = std::make_shared<gw::session_config>();
   config->registry = impl_->registry;
@@ -148,7 +148,7 @@ std::shared_ptr<net::udp_backlog> gateway_actors::udp_backlog() const {
   return impl_->udp_backlog;
 }
 
-std::shared_ptr<const actors::commands::session_directory> gateway_actors::directory() const {
+std::shared_ptr<const actors::gateway::session_directory> gateway_actors::directory() const {
   return impl_->directory;
 }
 

@@ -12,7 +12,7 @@
 #include "infra/net/tcp_server.hpp"
 #include "infra/net/udp_server.hpp"
 
-namespace tgw::actors::commands {
+namespace tgw::actors::gateway {
 class session_directory;
 }
 
@@ -42,7 +42,7 @@ class gateway_actors {
   /// What the UDP actor has yet to take up of what udp_handler() handed it.
   [[nodiscard]] std::shared_ptr<net::udp_backlog> udp_backlog() const;
   /// Where sessions announce themselves, for the allowlist keeper.
-  [[nodiscard]] std::shared_ptr<const actors::commands::session_directory> directory() const;
+  [[nodiscard]] std::shared_ptr<const actors::gateway::session_directory> directory() const;
   /// What the retention actor saw last, for the metrics.
   [[nodiscard]] std::shared_ptr<const actors::gateway::retention_status> retention() const;
 

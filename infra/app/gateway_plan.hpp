@@ -33,7 +33,9 @@ enum class actor_scheduler : std::uint8_t { sharing, stealing };
 
 /// Everything `tgw serve` is to do, as the command line validated it: enums, durations
 /// and parsed addresses, nothing left to parse. The settings of each actor are its own
-/// (defined next to it); the rest is the wiring's (infra/app/run_gateway.hpp).
+/// (defined next to it); the rest is the wiring's (infra/app/run_gateway.hpp). A plan
+/// made with no settings holds the gateway's defaults: `tgw serve`'s flags start from
+/// them (infra/cli/serve_options.hpp), so they are written here and nowhere else.
 struct gateway_plan {
   std::string instance_id;  ///< Never empty: host-pid-start time unless one was given.
 
@@ -48,7 +50,17 @@ struct gateway_plan {
   net::proxy_mode proxy = net::proxy_mode::off;
   std::vector<net::ip_prefix> proxy_from = net::loopback_prefixes();
   std::string proxy_from_text = "127.0.0.0/8,::1/128";  ///< As given, for the start-up line.
-  net::address_limit_settings per_address;
+  net::address_limit_settings per_address{.connections_per_second = 100,
+                                          .burst = 200,
+                                          // Well below tls_gate's limit, so that a few
+                                          // addresses cannot take every slot.
+                                          .handshakes = 32,
+                                          // Thousands of trackers may share one
+                                          // carrier-grade NAT address: this only stops
+                                          // one address taking all.
+                                          .sessions = 10'000,
+                                          .new_devices_per_hour = 600,
+                                          .new_devices_burst = 1000};
   /// Sources exempt from the per-address limits; none unless named.
   std::vector<net::ip_prefix> trusted_sources;
   std::string trusted_sources_text;  ///< As given, for the start-up line.
@@ -57,7 +69,7 @@ struct gateway_plan {
   std::uint32_t max_bad_frames = 3;
   /// UDP on the device port, and what it lets a source spend.
   bool udp_enabled = true;
-  net::address_limit_settings udp_per_address;
+  net::address_limit_settings udp_per_address{.connections_per_second = 200, .burst = 400};
   std::size_t udp_backlog = 10'000;
   actors::gateway::udp_config udp;
   /// Lines a peer can cause, per cause and interval.
@@ -87,7 +99,12 @@ struct gateway_plan {
   std::int64_t telemetry_maxlen = 0;
   int ack_replicas = 0;  ///< 0: ACK on the master's word alone.
   std::chrono::milliseconds ack_replicas_timeout{1000};
-  actors::gateway::writer_config writer;  ///< Its `health` is the instance's, set at start.
+  /// Its `health` is the instance's, set at start.
+  actors::gateway::writer_config writer = [] {
+    actors::gateway::writer_config gateway;
+    gateway.linger = std::chrono::microseconds{1000};
+    return gateway;
+  }();
   /// /readyz turns 503 once persisting has failed for every attempt this long.
   std::chrono::milliseconds readiness_window{3000};
   /// A failure that goes on is logged again at most this often, per cause.

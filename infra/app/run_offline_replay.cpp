@@ -4,13 +4,13 @@
 #include <memory>
 
 #include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
 #include "codecs/device_conversation.hpp"
 #include "codecs/imei.hpp"
+#include "infra/app/replay_scheduler.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/telemetry/memory_telemetry_store.hpp"
 
@@ -23,9 +23,9 @@ using replay::replay_event;
 
 struct replay_config : caf::actor_system_config {
   replay_config() {
-    // The deterministic scheduler: actors run only when the replay says so, one
-    // message at a time, in a fixed order.
-    set("scheduler.policy", caf::atom("testing"));
+    // Actors run only when the replay says so, one message at a time, in a fixed
+    // order (replay_scheduler.hpp).
+    use_replay_scheduler(*this);
     set("logger.verbosity", caf::atom("quiet"));
   }
 };
@@ -102,7 +102,6 @@ replay::offline_result run_offline_replay(const capture::capture_set& capture,
                                           const replay::offline_settings& settings) {
   replay_config cfg;
   caf::actor_system sys{cfg};
-  auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
 
   std::int64_t now_ms = 0;
   auto store = std::make_shared<telemetry::memory_telemetry_store>(settings.instance,
@@ -145,7 +144,7 @@ replay::offline_result run_offline_replay(const capture::capture_set& capture,
     run.closed = true;
     if (run.session) {
       caf::anon_send(run.session, actors::gateway::closed_atom::value, reason);
-      sched.run();
+      run_until_idle(sys);
     }
   };
   // A close the session asked for ends the connection, as the server's shutdown does.
@@ -194,13 +193,13 @@ replay::offline_result run_offline_replay(const capture::capture_set& capture,
                      static_cast<std::uint8_t>(r.value.kind), r.value.codec,
                      std::vector<std::uint8_t>(r.value.bytes.begin(), r.value.bytes.end()));
     }
-    sched.run();
+    run_until_idle(sys);
     honour_close(run);
   }
   // Connections still open when the capture ends close at its last moment.
   now_ms = last_ms;
   for (auto& run : runs) close_session(run, "capture ended");
-  sched.run();
+  run_until_idle(sys);
 
   replay::offline_result result;
   for (const auto& entry : store->journal()) {
@@ -233,7 +232,7 @@ replay::offline_result run_offline_replay(const capture::capture_set& capture,
     if (run.session) caf::anon_send_exit(run.session, caf::exit_reason::user_shutdown);
   }
   caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
-  sched.run();
+  run_until_idle(sys);
   return result;
 }
 

@@ -154,6 +154,11 @@ void plan_actors(const serve_options& o, app::gateway_plan& p) {
 
 }  // namespace
 
+const app::gateway_plan& gateway_defaults() {
+  static const app::gateway_plan defaults;
+  return defaults;
+}
+
 std::optional<app::gateway_plan> plan_gateway(const serve_options& o, std::string& error) {
   app::gateway_plan p;
   p.instance_id = o.instance_id.empty() ? default_instance_id() : o.instance_id;

@@ -35,7 +35,8 @@ struct offline_result {
 };
 
 /// Runs a capture through the gateway's session logic with a virtual clock. Supplied
-/// by actors/ (it needs CAF), called by `tgw replay --offline`.
+/// by the composition root (infra/app/run_offline_replay.hpp: it needs the actors),
+/// called by `tgw replay --offline`.
 using offline_runner =
     std::function<offline_result(const capture::capture_set&, const offline_settings&)>;
 

@@ -33,7 +33,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
 #include "codecs/avl_decode.hpp"

@@ -67,6 +67,48 @@ class CheckLayers(unittest.TestCase):
         self.assertIn("infra/metrics/m.hpp:1: includes infra/app/build.hpp", out)
         self.assertIn("actors/node/n.cpp:1: includes infra/cli/serve_options.hpp", out)
 
+    def test_actors_components_that_include_one_way_pass(self):
+        code, out = run({
+            "actors/commands/lookup.hpp": '#include "actors/registry/r.hpp"\n',
+            "actors/gateway/session.hpp": '#include "actors/commands/lookup.hpp"\n',
+            "actors/gateway/session.cpp": '#include "actors/registry/r.hpp"\n',
+            "actors/atoms.hpp": '#include "actors/gateway/session.hpp"\n',
+        })
+        self.assertEqual(code, 0, out)
+
+    def test_actors_components_that_include_each_other_are_named(self):
+        code, out = run({
+            "actors/commands/directory.hpp": '#include <map>\n#include "actors/gateway/g.hpp"\n',
+            "actors/gateway/g.hpp": '#include "actors/registry/r.hpp"\n',
+            "actors/gateway/g.cpp": '#include "actors/commands/directory.hpp"\n',
+            "actors/registry/r.hpp": "#include <string>\n",
+        })
+        self.assertEqual(code, 1)
+        self.assertEqual(len(out.splitlines()), 1, out)
+        self.assertIn("actors components include each other in a cycle: "
+                      "commands -> gateway -> commands (actors/commands/directory.hpp:2 "
+                      "includes actors/gateway/, actors/gateway/g.cpp:1 includes "
+                      "actors/commands/)", out)
+
+    def test_a_test_fixture_in_product_code_is_named(self):
+        code, out = run({
+            "infra/app/replay.cpp": "#include <caf/all.hpp>\n#include <caf/scheduler/test_coordinator.hpp>\n",
+            "tests/actors/a_test.cpp": "#include <caf/scheduler/test_coordinator.hpp>\n",
+        })
+        self.assertEqual(code, 1)
+        self.assertEqual(out.splitlines(), [
+            "infra/app/replay.cpp:2: includes <caf/scheduler/test_coordinator.hpp>: a test "
+            "fixture; product code runs on its own scheduler"])
+
+    def test_a_cycle_around_three_actors_components_is_named(self):
+        code, out = run({
+            "actors/a/x.hpp": '#include "actors/b/y.hpp"\n',
+            "actors/b/y.hpp": '#include "actors/c/z.hpp"\n',
+            "actors/c/z.cpp": '#include "actors/a/x.hpp"\n',
+        })
+        self.assertEqual(code, 1)
+        self.assertIn("cycle: a -> b -> c -> a", out)
+
 
 class CheckLinks(unittest.TestCase):
     def test_links_that_follow_the_includes_down_pass(self):

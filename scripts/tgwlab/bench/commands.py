@@ -32,7 +32,7 @@ def summary(r, date, ncpu, cpu):
     if b["p99_ms"] > 0:
         out.append(f"ratio p99 gateway / baseline: {g['p99_ms'] / b['p99_ms']:.1f}")
     ok = g["p99_ms"] < 5 and g["count"] > 0
-    out.append(f"bar (p99 under 5 ms at 1,000 commands/s): {'PASS' if ok else 'FAIL'}")
+    out.append(f"bar (DESIGN.md §8: p99 under 5 ms at 1,000 commands/s): {'PASS' if ok else 'FAIL'}")
     return out
 
 

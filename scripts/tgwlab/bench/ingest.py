@@ -319,7 +319,8 @@ class Ingest:
                 print(f"{PROG}: one core only; no 1-core/2-core runs", file=sys.stderr)
         if a.paced_runs:
             # Each device sends a packet every period, as a tracker's send period does, so
-            # the fleet offers the bar's rate whatever the ACK latency (while it stays
+            # the fleet offers the bar's rate (DESIGN.md §8: 25,000 records/s in 1-record
+            # packets, 100,000 in 10-record ones) whatever the ACK latency (while it stays
             # under the period).
             self.both("paced1", 1, ["--send-period", f"{a.devices * 1 * 1000 // 25000}ms"])
             self.both("paced10", 10, ["--send-period", f"{a.devices * 10 * 1000 // 100000}ms"])

@@ -1,7 +1,7 @@
 """The summary of scripts/bench-ingest: the runs' table against the XADD and FCALL
 ceilings of the same run, CPU per run, the 1-core to 2-core ratio, the cost of
---ack-replicas or TLS, idle memory per device, and the bars of DESIGN.md section 8;
-summary.json beside the raw files."""
+--ack-replicas or TLS, idle memory per device, and the bars of DESIGN.md §8 and §9 (each
+names its section); summary.json beside the raw files."""
 
 import json
 import math
@@ -30,6 +30,7 @@ def summarize(out, date, ncpu, cpu, load, devices, seconds, ack_replicas, tls_ru
     summary = {"date": date, "nproc": int(ncpu), "cpu": cpu, "load_average_at_start": load,
                "devices": devices, "window_seconds": int(seconds), "xadd_per_s": xadd,
                "fcall_persist_batch_packets_per_s": {"1": fcall[1], "10": fcall[10]}, "runs": {}}
+    # The saturated runs' bars are DESIGN.md §8's records/s at 10,000 devices.
     runs = [("sat1", "1 record a packet, as fast as ACKs allow", "all", 25000, 1),
             ("sat10", "10 records a packet, as fast as ACKs allow", "all", 100000, 10),
             ("paced1", "1 record a packet, paced to 25,000 records/s", "all", None, 1),
@@ -81,9 +82,9 @@ def summarize(out, date, ncpu, cpu, load, devices, seconds, ack_replicas, tls_ru
               f"{f0(w['gateway_records_per_s']) if w else '-'} | {f0(w['xlen_records_per_s']) if w else '-'} | "
               f"{whole} | {errors} | {died} |")
         if need:
-            bars.append((f"{label}: >= {need:,} records/s", rps >= need, f"{f0(rps)} records/s"))
+            bars.append((f"{label}: >= {need:,} records/s (DESIGN.md §8)", rps >= need, f"{f0(rps)} records/s"))
         if name in ("paced1", "paced10"):
-            bars.append((f"{label}: ACK p99 < 50 ms", p99 < 50, f"{f2(p99)} ms"))
+            bars.append((f"{label}: ACK p99 < 50 ms (DESIGN.md §8)", p99 < 50, f"{f2(p99)} ms"))
         if name in ("sat1", "sat10") and rps > 0:
             # Every device waits for its ACK before it sends again, so the mean latency of
             # a saturated closed loop is devices / packets per second (Little's law): the
@@ -133,7 +134,8 @@ def summarize(out, date, ncpu, cpu, load, devices, seconds, ack_replicas, tls_ru
                   f"ms, p99 {f2(a['ack_p99_ms'])} -> {f2(b['ack_p99_ms'])} ms")
         summary["ack_replicas"] = {"replicas": ack_replicas, "throughput_cost": cost}
         if "sat10" in cost:
-            bars.append((f"--ack-replicas {ack_replicas} costs <= 15 % of throughput at 10-record packets",
+            bars.append((f"--ack-replicas {ack_replicas} costs <= 15 % of throughput at 10-record packets "
+                          "(DESIGN.md §9)",
                          cost["sat10"] <= 0.15, f"{100 * cost['sat10']:.1f} % fewer records/s"))
     if tls_runs:
         print()
@@ -168,7 +170,7 @@ def summarize(out, date, ncpu, cpu, load, devices, seconds, ack_replicas, tls_ru
                   f"{sim_us(wb):.1f} us/record")
         summary["tls"] = {"runs": cost}
         if "sat1" in cost:
-            bars.append(("TLS costs <= 25 % of throughput at 1-record packets",
+            bars.append(("TLS costs <= 25 % of throughput at 1-record packets (DESIGN.md §9)",
                          cost["sat1"]["throughput_drop"] <= 0.25,
                          f"{100 * cost['sat1']['throughput_drop']:.1f} % fewer records/s on the "
                          f"shared box; {100 * cost['sat1']['gateway_alone_drop']:.1f} % from the "
@@ -197,7 +199,7 @@ def summarize(out, date, ncpu, cpu, load, devices, seconds, ack_replicas, tls_ru
               f"{step:.2f} KiB each from {mem['devices_1']:,} to {mem['devices_2']:,}); gateway open "
               f"files {mem['fds_2']:,}; simulators {' + '.join(f'{n:,}' for n in mem['simulators_2'])}")
         for n, per in ((mem["devices_1"], per1), (mem["devices_2"], per2)):
-            bars.append((f"idle device RSS at {n:,} devices <= 8 KiB", per <= 8 and mem["all_connected"],
+            bars.append((f"idle device RSS at {n:,} devices <= 8 KiB (DESIGN.md §8)", per <= 8 and mem["all_connected"],
                          f"{per:.2f} KiB" + ("" if mem["all_connected"] else ", not all connected")))
     print()
     for text, ok, value in bars:

@@ -215,7 +215,7 @@ def main(a):
             f"commit {commit}",
             f"  {a.records} records, batches of {a.batch}: sink / plain COPY per round: "
             f"{' '.join(results)} %",
-            f"  median {median} % of plain COPY (bar >= 70 %): {verdict}",
+            f"  median {median} % of plain COPY (bar >= 70 %, DESIGN.md §9): {verdict}",
             f"  {lag_line} " + (f"(target < 2 s): {lag_verdict}" if lag_verdict else "")]
         print("\n".join(summary), flush=True)
         with open(os.path.join(out, "summary.txt"), "w") as f:

@@ -10,6 +10,7 @@
 
 #include "actors/commands/command_reader.hpp"
 #include "actors/commands/command_responder.hpp"
+#include "actors/gateway/session_directory.hpp"
 #include "actors/registry/registry_actor.hpp"
 #include "tests/support/deterministic_actors.hpp"
 #include "tests/support/fake_command_store.hpp"
@@ -19,6 +20,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using gateway::session_actor;
+using gateway::session_directory;
 using infra::commands::command_entry;
 using infra::commands::resolution;
 
@@ -32,7 +34,6 @@ session_actor::behavior_type recording_session(std::shared_ptr<std::vector<comma
       [](gateway::persisted_atom, const infra::telemetry::write_outcome&) {},
       [](gateway::revoke_atom) {},
       [got](command_atom, const command_entry& e) { got->push_back(e); },
-      [](cmd_timeout_atom, const std::string&) {},
       [](gateway::closed_atom, const std::string&) {},
   };
 }
@@ -56,7 +57,7 @@ class CommandLogic : public ::testing::Test, protected test::deterministic_actor
   }
   void start_reader() {
     reader = sys.spawn(command_reader, reader_config{}, store("A"),
-                       std::shared_ptr<const session_directory>(directory), counters);
+                       std::shared_ptr<const session_lookup>(directory), counters);
     actors.push_back(caf::actor_cast<caf::actor>(reader));
   }
   // The reader reads again at once after each round, so its job never runs out: run

@@ -6,9 +6,9 @@
 #include <caf/scheduler/test_coordinator.hpp>
 
 #include "actors/commands/command_actors.hpp"
-#include "actors/commands/session_directory.hpp"
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "actors/gateway/session.hpp"
+#include "actors/gateway/session_directory.hpp"
 #include "codecs/avl_encode.hpp"
 #include "codecs/command.hpp"
 #include "infra/metrics/gateway_counters.hpp"
@@ -46,9 +46,6 @@ fake_writer_actor::behavior_type fake_writer(fake_writer_actor::pointer self) {
       },
       [](note_atom, journal_event&) {},
       [](persist_atom, packet_job&) { return write_outcome{}; },
-      [](flush_atom) {},
-      [](retry_atom) {},
-      [](settle_atom) {},
       [self, pending](release_atom) {
         for (auto& session : *pending)
           self->send(session, persisted_atom::value, write_outcome{true, false, 1, ""});
@@ -62,7 +59,7 @@ struct responder_log {
   std::vector<std::string> drained;
 };
 
-// Records what it is told to publish and drain; its batching timers do nothing.
+// Records what it is told to publish and drain.
 commands::command_responder_actor::behavior_type fake_responder(
     commands::command_responder_actor::pointer, std::shared_ptr<responder_log> log) {
   return {
@@ -71,9 +68,6 @@ commands::command_responder_actor::behavior_type fake_responder(
       },
       [log](commands::drain_off_atom, const std::string& imei) { log->drained.push_back(imei); },
       [](commands::sync_atom) { return true; },
-      [](flush_atom) {},
-      [](retry_atom) {},
-      [](settle_atom) {},
   };
 }
 
@@ -147,8 +141,7 @@ class SessionCommands : public ::testing::Test {
       dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   std::shared_ptr<fake_link> link = std::make_shared<fake_link>();
   std::shared_ptr<responder_log> log = std::make_shared<responder_log>();
-  std::shared_ptr<commands::session_directory> directory =
-      std::make_shared<commands::session_directory>();
+  std::shared_ptr<session_directory> directory = std::make_shared<session_directory>();
   fake_writer_actor writer = sys.spawn(fake_writer);
   commands::command_responder_actor responder = sys.spawn(fake_responder, log);
   session_actor actor;
@@ -278,9 +271,6 @@ fake_writer_actor::behavior_type slow_event_writer(fake_writer_actor::pointer se
       [](note_atom, journal_event&) {},
       [](ingest_atom, packet_job&) {},
       [](persist_atom, packet_job&) { return write_outcome{}; },
-      [](flush_atom) {},
-      [](retry_atom) {},
-      [](settle_atom) {},
       [pending](release_atom) {
         for (auto& p : *pending) p.deliver(write_outcome{true, false, 0, ""});
         pending->clear();
@@ -304,7 +294,7 @@ TEST(SessionHandshake, ACommandArrivingBeforeTheHandshakeIsAnsweredWaitsForThe01
   config->instance_id = "test";
   config->counters = std::make_shared<infra::metrics::gateway_counters>();
   config->writers.push_back(writer);
-  config->directory = std::make_shared<commands::session_directory>();
+  config->directory = std::make_shared<session_directory>();
   config->responder = responder;
   config->command_queue_limit = 4;
   auto actor = sys.spawn(session, link, std::shared_ptr<const session_config>(config));

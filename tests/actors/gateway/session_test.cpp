@@ -10,7 +10,7 @@
 
 #include <mutex>
 
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "codecs/avl_encode.hpp"
 #include "codecs/command.hpp"
 #include "infra/metrics/gateway_counters.hpp"
@@ -67,9 +67,6 @@ fake_writer_actor::behavior_type fake_writer(fake_writer_actor::pointer self,
       },
       [log](note_atom, journal_event& e) { log->events.push_back(e); },
       [](persist_atom, packet_job&) { return write_outcome{}; },
-      [](flush_atom) {},
-      [](retry_atom) {},
-      [](settle_atom) {},
       [self, pending](release_atom, bool ok) {
         for (auto& p : *pending) {
           write_outcome o{ok, false, ok ? 1 : 0, ok ? "" : "IO down"};

@@ -10,7 +10,7 @@
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
-#include "actors/gateway/gateway_messages.hpp"
+#include "actors/gateway/gateway_atoms.hpp"
 #include "tests/actors/gateway/session_fakes.hpp"
 
 namespace tgw::actors::gateway {

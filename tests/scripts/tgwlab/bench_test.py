@@ -105,7 +105,7 @@ class CommandsTest(unittest.TestCase):
              "baseline_xadd_xread": {"count": 30000, "p50_ms": 0.1, "p99_ms": 0.5, "max_ms": 1.0}}
         lines = commands.summary(r, "2026-01-01 00:00 UTC", 2, "cpu")
         self.assertEqual(lines[-2], "ratio p99 gateway / baseline: 8.0")
-        self.assertEqual(lines[-1], "bar (p99 under 5 ms at 1,000 commands/s): PASS")
+        self.assertEqual(lines[-1], "bar (DESIGN.md §8: p99 under 5 ms at 1,000 commands/s): PASS")
         r["gateway"]["p99_ms"] = 6.0
         self.assertTrue(commands.summary(r, "", 2, "cpu")[-1].endswith("FAIL"))
 

@@ -1,7 +1,7 @@
-// The command directory: which session holds which IMEI. Its map is keyed by the IMEI
+// The session directory: which session holds which IMEI. Its map is keyed by the IMEI
 // as a number, so what goes in as text must come out as the same text, and what is
 // not an IMEI finds no session and attaches none.
-#include "actors/commands/session_directory.hpp"
+#include "actors/gateway/session_directory.hpp"
 
 #include <gtest/gtest.h>
 #include <caf/all.hpp>
@@ -11,20 +11,17 @@
 
 #include "tests/actors/gateway/session_fakes.hpp"
 
-namespace tgw::actors::commands {
+namespace tgw::actors::gateway {
 namespace {
-
-using gateway::session_actor;
 
 // Takes the session interface and does nothing: the directory only holds handles.
 session_actor::behavior_type idle_session() {
   return {
-      [](gateway::frame_atom, std::uint8_t, std::uint8_t, const std::vector<std::uint8_t>&) {},
-      [](gateway::persisted_atom, const infra::telemetry::write_outcome&) {},
-      [](gateway::revoke_atom) {},
-      [](command_atom, const infra::commands::command_entry&) {},
-      [](cmd_timeout_atom, const std::string&) {},
-      [](gateway::closed_atom, const std::string&) {},
+      [](frame_atom, std::uint8_t, std::uint8_t, const std::vector<std::uint8_t>&) {},
+      [](persisted_atom, const infra::telemetry::write_outcome&) {},
+      [](revoke_atom) {},
+      [](commands::command_atom, const infra::commands::command_entry&) {},
+      [](closed_atom, const std::string&) {},
   };
 }
 
@@ -34,7 +31,7 @@ class SessionDirectory : public ::testing::Test {
     for (const auto& a : {first, second}) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     sched.run();
   }
-  gateway::test::test_config cfg;
+  test::test_config cfg;
   caf::actor_system sys{cfg};
   caf::scheduler::test_coordinator& sched =
       dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
@@ -49,6 +46,10 @@ TEST_F(SessionDirectory, FindsWhatWasAttachedAndGivesItsTextBack) {
   EXPECT_EQ(directory.find("356307042441013"), first);
   EXPECT_EQ(directory.find("0356307042441013"), second);
   EXPECT_FALSE(directory.find("035630704244101"));
+  // The command reader's view: the same actor, as the one message it sends.
+  const commands::session_lookup& lookup = directory;
+  EXPECT_EQ(lookup.command_target("356307042441013"), commands::command_target_actor{first});
+  EXPECT_FALSE(lookup.command_target("035630704244101"));
   auto held = directory.snapshot();
   std::sort(held.begin(), held.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -76,4 +77,4 @@ TEST_F(SessionDirectory, WhatIsNotAnImeiFindsNothingAndAttachesNothing) {
 }
 
 }  // namespace
-}  // namespace tgw::actors::commands
+}  // namespace tgw::actors::gateway
