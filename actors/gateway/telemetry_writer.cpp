@@ -40,10 +40,10 @@ std::chrono::steady_clock::duration report_health(infra::health::persist_health&
     const write_outcome& o = outcomes[i];
     if (o.ok) continue;
     auto same = std::find_if(failures.begin(), failures.end(), [&](const auto& f) {
-      return f.error == o.error && f.under_replicated == o.under_replicated;
+      return f.error == o.error && f.kind == o.failure && f.under_replicated == o.under_replicated;
     });
     if (same == failures.end())
-      same = failures.insert(failures.end(), {o.error, o.under_replicated, 0});
+      same = failures.insert(failures.end(), {o.error, o.failure, o.under_replicated, 0});
     if (ops[i].is_packet && !held[i]) ++same->packets;
   }
   health.failed(writer, failures, any_ok, now);
@@ -126,6 +126,7 @@ telemetry_writer_self_actor::behavior_type telemetry_writer(
     if (state->down && now < state->retry_at) {
       // Fail fast while backing off: the device keeps its records and resends.
       write_outcome refused{false, false, 0, state->down_reason};
+      refused.failure = state->down_failure;
       refused.unreachable = true;
       refused.retryable = true;  // nothing was sent
       outcomes.assign(state->ops.size(), refused);
@@ -137,7 +138,7 @@ telemetry_writer_self_actor::behavior_type telemetry_writer(
       // master can fail while the others take their shards' writes, and their devices
       // must go on being ACKed (the client fails the dead master's calls at once).
       const auto io_failure = [](const write_outcome& o) {
-        return !o.ok && o.error.starts_with("IO");
+        return !o.ok && infra::redis::is_transport(o.failure);
       };
       const bool failed =
           !outcomes.empty() && std::all_of(outcomes.begin(), outcomes.end(),
@@ -149,6 +150,7 @@ telemetry_writer_self_actor::behavior_type telemetry_writer(
         if (!state->down) counters->writers_down.fetch_add(1);
         state->down = true;
         state->down_reason = outcomes.front().error;
+        state->down_failure = outcomes.front().failure;
         state->retry_at = now + state->backoff;
         state->backoff = std::min(state->backoff * 2, config.max_backoff);
       } else if (state->down) {

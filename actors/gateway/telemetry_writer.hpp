@@ -40,6 +40,7 @@ struct writer_state {
   bool lingered = false;
   bool down = false;
   std::string down_reason;
+  infra::redis::failure_kind down_failure = infra::redis::failure_kind::none;
   std::chrono::steady_clock::time_point retry_at{};
   std::chrono::milliseconds backoff{100};
 };

@@ -240,7 +240,7 @@ bool event_hub::know_sources(redis::connection& conn) {
   std::string error;
   std::optional<redis::key_shards> shards;
   if (!conn.ensure_connected(error)) return false;
-  if (conn.cluster() == nullptr) {
+  if (!conn.settings().where.via_cluster()) {
     shards = redis::key_shards{};
   } else {
     shards = redis::read_key_shards(conn, error);
@@ -337,7 +337,7 @@ bool event_hub::read_round(redis::connection& conn) {
   // Per source, the entries after its position.
   std::vector<std::vector<redis::stream_entry>> got(keys.size());
   bool any = false;
-  if (conn.cluster() == nullptr) {
+  if (!conn.settings().where.via_cluster()) {
     std::vector<std::string> argv = {
         "XREAD",  "COUNT", std::to_string(read_count), "BLOCK", std::to_string(block.count()),
         "STREAMS"};

@@ -116,8 +116,9 @@ void outcome_watcher::run() {
     {
       redis::connection conn(where_);
       if (conn.ensure_connected(error))
-        shards = conn.cluster() == nullptr ? std::optional<redis::key_shards>(redis::key_shards{})
-                                           : redis::read_key_shards(conn, error);
+        shards = !conn.settings().where.via_cluster()
+                     ? std::optional<redis::key_shards>(redis::key_shards{})
+                     : redis::read_key_shards(conn, error);
     }
     if (shards) {
       // The read blocks for `block` at most, shorter than the connection's timeout.

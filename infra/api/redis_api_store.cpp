@@ -125,7 +125,7 @@ std::optional<redis::key_shards> redis_api_store::shards(std::string& error, boo
   none = false;
   if (shards_) return shards_;
   if (!conn_.ensure_connected(error)) return std::nullopt;
-  if (conn_.cluster() == nullptr) {
+  if (!conn_.settings().where.via_cluster()) {
     shards_ = redis::key_shards{};
   } else {
     auto read = redis::read_key_shards(conn_, error, &none);

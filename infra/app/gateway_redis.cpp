@@ -69,7 +69,8 @@ int check_persisting(const gateway_plan& plan, const gateway_redis& server,
   }
   if (!verdict.unchecked.empty()) spdlog::warn("start-up check: {}", verdict.unchecked);
   if (!verdict.not_ready.empty())
-    health.start_stalled({verdict.not_ready, true, 0}, std::chrono::steady_clock::now());
+    health.start_stalled({verdict.not_ready, redis::failure_kind::no_replicas, true, 0},
+                         std::chrono::steady_clock::now());
   return 0;
 }
 
@@ -119,7 +120,7 @@ int open_redis(const gateway_plan& plan, gateway_redis& server) {
   // said so at once with the fix; a set-up error (a certificate, a password, a
   // database) exits 2, as waiting does not cure it.
   if (std::string why; !probe.ensure_connected(why)) {
-    const auto cause = health::classify_redis_failure("IO " + why);
+    const auto cause = health::classify_connect_failure(why);
     spdlog::error("cannot use Redis at {}: {}", server.where.describe(), health::describe(cause));
     return health::is_setup_failure(cause) ? 2 : 1;
   }

@@ -57,7 +57,7 @@ bool probe_redis(const redis::endpoint& where, std::string& error, bool& usage) 
   // fix, rather than after every command's own timeout.
   redis::connection probe({where, milliseconds{2000}, milliseconds{2000}, ""});
   if (std::string why; !probe.ensure_connected(why)) {
-    const health::failure_cause cause = health::classify_redis_failure("IO " + why);
+    const health::failure_cause cause = health::classify_connect_failure(why);
     error = health::describe(cause);
     usage = health::is_setup_failure(cause);
     return false;

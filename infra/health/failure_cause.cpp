@@ -23,11 +23,6 @@ std::string one_line(std::string_view text) {
   return out;
 }
 
-bool starts_with_word(std::string_view text, std::string_view word) {
-  return text.starts_with(word) &&
-         (text.size() == word.size() || text[word.size()] == ' ' || text[word.size()] == ':');
-}
-
 // Inside a Function, Redis names neither the command nor the key an ACL refused:
 // "ERR The user executing the script can't run this command or subcommand script: f,
 // on @user_function:12." The line number points into the library's source, and that
@@ -88,8 +83,8 @@ failure_cause noperm(std::string_view error, std::string_view library) {
   return c;
 }
 
-// A connection that could not be made or broke ("IO ..." without the prefix): the
-// server link names the cause with link_errors' phrases, and each has its fix.
+// A connection that could not be made or broke, in the client's words: the server
+// link names the cause with link_errors' phrases, and each has its fix.
 failure_cause link_failure(std::string_view text) {
   namespace e = redis::link_errors;
   struct known {
@@ -150,55 +145,73 @@ failure_cause link_failure(std::string_view text) {
 
 }  // namespace
 
-failure_cause classify_redis_failure(std::string_view error, bool under_replicated,
-                                     std::string_view library_source, bool on_cluster) {
+failure_cause classify_redis_failure(redis::failure_kind kind, std::string_view error,
+                                     bool under_replicated, std::string_view library_source,
+                                     bool on_cluster) {
+  using redis::failure_kind;
   if (under_replicated)
     return {"replicas", one_line(error),
             "ACKs wait until as many replicas as --ack-replicas asks confirm each write: "
             "bring a replica back (or lower --ack-replicas)"};
-  if (error.starts_with("IO ")) return link_failure(error.substr(3));
-  if (starts_with_word(error, "NOPERM") ||
-      error.find("user executing the script can't") != std::string_view::npos)
-    return noperm(error, library_source);
-  if (on_cluster && (starts_with_word(error, "MOVED") || starts_with_word(error, "ASK")))
-    return {"slot_moved", one_line(error),
-            "the slot moved to another master (a failover or a reshard): the writes are sent "
-            "again to it, within --persist-retry-ms"};
-  if (starts_with_word(error, "MOVED") || starts_with_word(error, "ASK") ||
-      starts_with_word(error, "CROSSSLOT"))
-    return {"cluster_mode", one_line(error),
-            "this is a Redis Cluster node: name the cluster with redis+cluster://host:port"};
-  if (starts_with_word(error, "CLUSTERDOWN"))
-    return {"cluster_down", one_line(error),
-            "the cluster has a slot without a master: writes resume once it is covered again"};
-  if (starts_with_word(error, "OOM"))
-    return {"oom", one_line(error),
-            "Redis reached its maxmemory: the telemetry stream is trimmed only below what "
-            "every consumer group acknowledged, so start the consumers that lag (tgw sink "
-            "postgres) or delete a group that is gone for good; or raise maxmemory "
-            "(docs/TELEMETRY.md, \"How long entries stay\")"};
-  if (starts_with_word(error, "LOADING"))
-    return {"loading", one_line(error), "Redis is loading its data set; writes resume after"};
-  if (starts_with_word(error, "READONLY") || starts_with_word(error, "MASTERDOWN"))
-    return {"readonly", one_line(error),
-            "the server is a replica or lost its master (a failover in progress?); writes "
-            "resume on the new master"};
-  if (starts_with_word(error, "NOREPLICAS"))
-    return {"replicas", one_line(error),
-            "the master refuses writes with fewer replicas than its min-replicas-to-write: "
-            "bring a replica back"};
-  if (starts_with_word(error, "MISCONF"))
-    return {"disk", one_line(error),
-            "Redis cannot save to its disk and refuses writes: see its log"};
-  if (starts_with_word(error, "BUSY"))
-    return {"busy", one_line(error), "Redis is busy running a script"};
-  if (error.find("Function not found") != std::string_view::npos ||
-      error.find("script:") != std::string_view::npos ||
-      error.find("FUNCTION") != std::string_view::npos)
-    return {"function", one_line(error),
-            "a tgw Redis Function failed: is the server Redis 7 or later, and the Function "
-            "library loaded?"};
+  switch (kind) {
+    case failure_kind::unreachable:
+    case failure_kind::timeout:
+      return link_failure(redis::transport_reason(error));
+    case failure_kind::no_permission:
+      return noperm(error, library_source);
+    case failure_kind::moved:
+      if (on_cluster)
+        return {"slot_moved", one_line(error),
+                "the slot moved to another master (a failover or a reshard): the writes are "
+                "sent again to it, within --persist-retry-ms"};
+      [[fallthrough]];
+    case failure_kind::cross_slot:
+      return {"cluster_mode", one_line(error),
+              "this is a Redis Cluster node: name the cluster with redis+cluster://host:port"};
+    case failure_kind::cluster_down:
+      return {"cluster_down", one_line(error),
+              "the cluster has a slot without a master: writes resume once it is covered again"};
+    case failure_kind::out_of_memory:
+      return {"oom", one_line(error),
+              "Redis reached its maxmemory: the telemetry stream is trimmed only below what "
+              "every consumer group acknowledged, so start the consumers that lag (tgw sink "
+              "postgres) or delete a group that is gone for good; or raise maxmemory "
+              "(docs/TELEMETRY.md, \"How long entries stay\")"};
+    case failure_kind::loading:
+      return {"loading", one_line(error), "Redis is loading its data set; writes resume after"};
+    case failure_kind::read_only:
+      return {"readonly", one_line(error),
+              "the server is a replica or lost its master (a failover in progress?); writes "
+              "resume on the new master"};
+    case failure_kind::no_replicas:
+      return {"replicas", one_line(error),
+              "the master refuses writes with fewer replicas than its min-replicas-to-write: "
+              "bring a replica back"};
+    case failure_kind::disk:
+      return {"disk", one_line(error),
+              "Redis cannot save to its disk and refuses writes: see its log"};
+    case failure_kind::busy:
+      return {"busy", one_line(error), "Redis is busy running a script"};
+    case failure_kind::script:
+      return {"function", one_line(error),
+              "a tgw Redis Function failed: is the server Redis 7 or later, and the Function "
+              "library loaded?"};
+    case failure_kind::none:
+    case failure_kind::try_again:
+    case failure_kind::other:
+      break;
+  }
   return {"other", one_line(error), {}};
+}
+
+failure_cause classify_redis_failure(std::string_view error, bool under_replicated,
+                                     std::string_view library_source, bool on_cluster) {
+  return classify_redis_failure(redis::failure_of_text(error), error, under_replicated,
+                                library_source, on_cluster);
+}
+
+failure_cause classify_connect_failure(std::string_view why) {
+  return link_failure(why);
 }
 
 failure_cause classify_failure_of(std::string_view what, std::string_view error,

@@ -3,6 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include "infra/redis/failure_kind.hpp"
+
 namespace tgw::infra::health {
 
 /// Why a Redis call failed, in the terms an operator acts on.
@@ -18,18 +20,32 @@ struct failure_cause {
   std::string fix;
 };
 
-/// Classifies a Redis error reply or a client failure ("IO ..." from redis::connection).
-/// `under_replicated` marks a write the master took but WAIT did not confirm on enough
-/// replicas (the text then is the store's own "replicas: WAIT confirmed ..." line).
-/// `library_source` is the Lua source of the Function library the call ran, if any:
-/// an ACL refusal inside a Function names only a line of it, and the line names the
-/// command. `on_cluster`: the caller talks to a Redis Cluster through the cluster
-/// client, so MOVED and ASK mean a slot moved (a failover, a reshard) and the write
-/// goes again to its new master, not that a cluster was named with redis://.
+/// Names the cause of a failed Redis call of `kind` (redis::value::failure, as the client
+/// classified it), whose text `error` is Redis' words or the client's. The kind picks
+/// the cause; the text gives the detail, and for the client's own failures the phrase
+/// (redis::link_errors) that says which fix applies. `under_replicated` marks a write
+/// the master took but WAIT did not confirm on enough replicas (the text then is the
+/// store's own "replicas: WAIT confirmed ..." line). `library_source` is the Lua source
+/// of the Function library the call ran, if any: an ACL refusal inside a Function names
+/// only a line of it, and the line names the command. `on_cluster`: the caller talks to
+/// a Redis Cluster through the cluster client, so MOVED and ASK mean a slot moved (a
+/// failover, a reshard) and the write goes again to its new master, not that a cluster
+/// was named with redis://.
+[[nodiscard]] failure_cause classify_redis_failure(redis::failure_kind kind, std::string_view error,
+                                                   bool under_replicated = false,
+                                                   std::string_view library_source = {},
+                                                   bool on_cluster = false);
+
+/// The same for a failure that reached its reader as text only (a store whose
+/// interface reports errors as strings): its kind is read from the text by
+/// redis::failure_of_text.
 [[nodiscard]] failure_cause classify_redis_failure(std::string_view error,
                                                    bool under_replicated = false,
                                                    std::string_view library_source = {},
                                                    bool on_cluster = false);
+
+/// The client could not connect: `why` is what ensure_connected() said.
+[[nodiscard]] failure_cause classify_connect_failure(std::string_view why);
 
 /// The same for a failure of `what` ("register 356307042441013", "heartbeat"), which
 /// leads the detail.

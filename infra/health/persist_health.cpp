@@ -33,8 +33,8 @@ void persist_health::failed(std::size_t writer, const std::vector<failure>& fail
   std::vector<failure_cause> causes;
   causes.reserve(failures.size());
   for (const failure& f : failures)
-    causes.push_back(classify_redis_failure(f.error, f.under_replicated, settings_.library_source,
-                                            settings_.on_cluster));
+    causes.push_back(classify_redis_failure(f.kind, f.error, f.under_replicated,
+                                            settings_.library_source, settings_.on_cluster));
   if (any_succeeded) {
     last_success_.store(ticks(now), std::memory_order_relaxed);
     failing_since_.store(0, std::memory_order_relaxed);
@@ -52,7 +52,7 @@ void persist_health::failed(std::size_t writer, const std::vector<failure>& fail
 }
 
 void persist_health::start_stalled(const failure& why, clock::time_point now) {
-  failure_cause cause = classify_redis_failure(why.error, why.under_replicated,
+  failure_cause cause = classify_redis_failure(why.kind, why.error, why.under_replicated,
                                                settings_.library_source, settings_.on_cluster);
   log_.failed(cause, 0, now);
   {

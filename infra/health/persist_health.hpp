@@ -35,6 +35,8 @@ class persist_health {
   /// One round trip's failures, one entry per distinct error.
   struct failure {
     std::string error;
+    /// The kind the client gave it (write_outcome::failure): it picks the cause.
+    redis::failure_kind kind = redis::failure_kind::other;
     bool under_replicated = false;
     std::uint64_t packets = 0;  ///< Packets this error left un-ACKed.
   };

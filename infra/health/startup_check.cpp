@@ -31,8 +31,8 @@ startup_verdict check_before_start(redis::connection& conn, telemetry::redis_tel
         "device:probe:{0}) were not deleted: {1}",
         usage.instance, cleanup_error);
   if (canary.ok) return v;
-  const failure_cause cause = classify_redis_failure(canary.error, canary.under_replicated,
-                                                     telemetry::gateway_library_source());
+  const failure_cause cause = classify_redis_failure(
+      canary.failure, canary.error, canary.under_replicated, telemetry::gateway_library_source());
   if (canary.under_replicated || cause.label == "replicas" || cause.label == "loading") {
     // Redis can take the writes; it cannot confirm them as asked yet. Not a refusal:
     // replicas may be on their way.

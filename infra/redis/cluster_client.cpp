@@ -27,7 +27,7 @@ bool same_name(std::string_view a, std::string_view b) noexcept {
 }
 
 bool is_io_error(const value& v) {
-  return v.is_error() && v.text.starts_with("IO ");
+  return v.is_error() && is_transport(v.failure);
 }
 
 std::vector<std::string_view> views_of(const std::vector<std::string>& argv) {
@@ -47,12 +47,6 @@ endpoint node_endpoint(const endpoint& cluster, const host_port& at) {
   e.port = at.port;
   e.db = 0;
   return e;
-}
-
-value not_for_a_cluster() {
-  return value::make_error(
-      "ERR an encoded pipeline on a cluster goes to one master: use "
-      "cluster_client::pipeline_encoded_to");
 }
 
 }  // namespace
@@ -78,7 +72,7 @@ std::vector<host_port> cluster_client::masters() const {
 
 value cluster_client::command_on_master(std::size_t index, std::span<const std::string_view> argv) {
   std::string error;
-  if (!ensure_connected(error)) return value::make_error("IO " + error);
+  if (!ensure_connected(error)) return value::make_unreachable(error);
   if (index >= table_->masters.size())
     return value::make_error("ERR no master " + std::to_string(index) + " in the cluster's map");
   bool sent = false;
@@ -104,35 +98,22 @@ std::string cluster_client::master_address(std::size_t index) const {
                                                   : std::string("(no master)");
 }
 
-std::vector<value> cluster_client::pipeline_encoded_to(std::size_t index, std::string_view commands,
-                                                       std::size_t count, bool& sent) {
-  std::string error;
-  if (!send_encoded_to(index, commands, error, sent)) {
-    if (!sent) {
-      std::string ignored;
-      refresh(ignored);
-    }
-    return std::vector<value>(count, value::make_error(error));
-  }
-  return receive_from(index, count);
-}
-
-bool cluster_client::send_encoded_to(std::size_t index, std::string_view commands,
-                                     std::string& error, bool& sent) {
+bool cluster_client::send_encoded_to(std::size_t index, std::string_view commands, value& failed,
+                                     bool& sent) {
   sent = false;
   if (!table_ || index >= table_->masters.size()) {
-    error = "IO no such master in the map";
+    failed = value::make_unreachable("no such master in the map");
     return false;
   }
   // No reload here, even when the master is gone: it would renumber the masters that
   // other pipelines of the same round were written to before their replies are read.
-  if (!reach(index, error)) {
-    error = "IO " + error;
+  if (std::string error; !reach(index, error)) {
+    failed = value::make_unreachable(error);
     return false;
   }
   sent = true;
   last_ = index;
-  return node(index).send_encoded(commands, error);
+  return node(index).send_encoded(commands, failed);
 }
 
 std::vector<value> cluster_client::receive_from(std::size_t index, std::size_t count) {
@@ -186,7 +167,7 @@ bool cluster_client::refresh(std::string& error) {
     std::string unreachable;
     const value reply = asking.open(node_at, node_at.describe(), unreachable)
                             ? asking.command({"CLUSTER", "SHARDS"})
-                            : value::make_error("IO " + unreachable);
+                            : value::make_unreachable(unreachable);
     std::string why;
     if (reply.is_error() && reply.text.find("cluster support disabled") != std::string::npos) {
       error = address_text(at) +
@@ -250,7 +231,7 @@ value cluster_client::send_to(std::size_t index, std::span<const std::string_vie
     // the caller's slot lookup then sends to the new master.
     std::string ignored;
     refresh(ignored);
-    return value::make_error("IO " + error);
+    return value::make_unreachable(error);
   }
   sent = true;
   value v = n.command(argv);
@@ -265,11 +246,11 @@ value cluster_client::follow_ask(const redirect& r, std::span<const std::string_
   const std::size_t index = table_->index_of(r.to);
   if (nodes_.size() < table_->masters.size()) nodes_.resize(table_->masters.size());
   std::string error;
-  if (!open_node(index, error)) return value::make_error("IO " + error);
+  if (!open_node(index, error)) return value::make_unreachable(error);
   server_link& n = node(index);
   std::vector<std::vector<std::string>> both = {{"ASKING"}, {argv.begin(), argv.end()}};
   std::vector<value> replies = n.pipeline(both);
-  return replies.size() == 2 ? replies[1] : value::make_error("IO no reply to ASKING");
+  return replies.size() == 2 ? replies[1] : value::make_unreachable("no reply to ASKING");
 }
 
 value cluster_client::send_to_slot(std::uint16_t slot, std::span<const std::string_view> argv) {
@@ -281,7 +262,7 @@ value cluster_client::send_to_slot(std::uint16_t slot, std::span<const std::stri
       if (!reloaded) {
         reloaded = true;
         refresh(ignored);
-        if (!table_) return value::make_error("IO " + ignored);
+        if (!table_) return value::make_unreachable(ignored);
         owner = table_->owner[slot];
       }
       if (owner == slot_table::uncovered)
@@ -331,8 +312,12 @@ value cluster_client::to_every_master(std::span<const std::string_view> argv) {
     value v = send_to(i, argv, sent);
     if (v.is_error()) {
       const bool io = is_io_error(v);
-      v.text = (io ? "IO " : "") + address_text(table_->masters[i]) + ": " +
-               (io ? v.text.substr(3) : v.text);
+      // The master's address leads the text; the kind stays the reply's.
+      if (io)
+        v = value::make_transport_error(v.failure, address_text(table_->masters[i]) + ": " +
+                                                       std::string(transport_reason(v.text)));
+      else
+        v.text = address_text(table_->masters[i]) + ": " + v.text;
       if (io && loading) {
         unanswered = std::move(v);
         continue;
@@ -346,7 +331,7 @@ value cluster_client::to_every_master(std::span<const std::string_view> argv) {
 
 value cluster_client::command(std::span<const std::string_view> argv) {
   std::string error;
-  if (!ensure_connected(error)) return value::make_error("IO " + error);
+  if (!ensure_connected(error)) return value::make_unreachable(error);
   const command_target target = route_of(argv);
   switch (target.route) {
     case command_route::by_key:
@@ -364,7 +349,7 @@ std::vector<value> cluster_client::pipeline(const std::vector<std::vector<std::s
   std::vector<value> replies(commands.size());
   std::string error;
   if (!ensure_connected(error)) {
-    replies.assign(commands.size(), value::make_error("IO " + error));
+    replies.assign(commands.size(), value::make_unreachable(error));
     return replies;
   }
   // Commands by master, in their order; the rest (no owner, every master) one by one.
@@ -397,7 +382,7 @@ std::vector<value> cluster_client::pipeline(const std::vector<std::vector<std::s
     server_link& n = node(m);
     std::string why;
     if (!reach(m, why)) {
-      unreachable.emplace_back(table_->masters[m], "IO " + why);
+      unreachable.emplace_back(table_->masters[m], why);
       again.insert(again.end(), by_master[m].begin(), by_master[m].end());
       continue;
     }
@@ -412,8 +397,8 @@ std::vector<value> cluster_client::pipeline(const std::vector<std::vector<std::s
     for (std::size_t k = 0; k < got.size(); ++k) {
       const std::size_t i = by_master[m][k];
       if (is_wait(commands[i]) && moved_before) {
-        replies[i] = value::make_error(
-            "IO WAIT not counted: a write before it was redirected or failed on " +
+        replies[i] = value::make_unreachable(
+            "WAIT not counted: a write before it was redirected or failed on " +
             address_text(table_->masters[m]));
         continue;
       }
@@ -438,7 +423,7 @@ std::vector<value> cluster_client::pipeline(const std::vector<std::vector<std::s
     // A WAIT without the writes it was meant to follow (their slot had no master in the
     // map, or they were all sent elsewhere) would count another connection's writes.
     if (is_wait(commands[i])) {
-      replies[i] = value::make_error("IO WAIT not counted: the writes before it had no master");
+      replies[i] = value::make_unreachable("WAIT not counted: the writes before it had no master");
       continue;
     }
     const std::vector<std::string_view> argv = views_of(commands[i]);
@@ -454,7 +439,7 @@ std::vector<value> cluster_client::pipeline(const std::vector<std::vector<std::s
         const auto down = std::find_if(unreachable.begin(), unreachable.end(),
                                        [&](const auto& u) { return u.first == now; });
         if (down != unreachable.end()) {
-          replies[i] = value::make_error(down->second);
+          replies[i] = value::make_unreachable(down->second);
           continue;
         }
       }
@@ -462,19 +447,6 @@ std::vector<value> cluster_client::pipeline(const std::vector<std::vector<std::s
     replies[i] = command(argv);
   }
   return replies;
-}
-
-std::vector<value> cluster_client::pipeline_encoded(std::string_view, std::size_t count) {
-  return std::vector<value>(count, not_for_a_cluster());
-}
-
-bool cluster_client::send_encoded(std::string_view, std::string& error) {
-  error = not_for_a_cluster().text;
-  return false;
-}
-
-std::vector<value> cluster_client::receive_replies(std::size_t count) {
-  return std::vector<value>(count, not_for_a_cluster());
 }
 
 std::size_t cluster_client::master_count() {

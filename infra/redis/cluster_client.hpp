@@ -24,7 +24,7 @@ namespace tgw::infra::redis {
 /// against a real cluster.
 ///
 /// Like every client, it belongs to one thread and never throws. A command is sent at
-/// most once: after an IO error on an established connection the map is reloaded, so
+/// most once: after a transport failure on an established connection the map is reloaded, so
 /// that the next command finds a promoted replica, but the failed command is not
 /// repeated, since it may have run. A command that could not be sent at all (the
 /// master does not accept connections) is sent again to the master the reloaded map
@@ -48,15 +48,8 @@ class cluster_client final : public client {
   value command(std::span<const std::string_view> argv) override;
   /// Each command goes to its master; commands for one master travel in one round trip.
   std::vector<value> pipeline(const std::vector<std::vector<std::string>>& commands) override;
-  /// Bytes for several masters cannot be routed without reading them back: a caller on
-  /// a cluster builds each master's pipeline (master_of, pipeline_encoded_to), as the
-  /// telemetry writer does. These three answer with an error.
-  std::vector<value> pipeline_encoded(std::string_view commands, std::size_t count) override;
-  bool send_encoded(std::string_view commands, std::string& error) override;
-  std::vector<value> receive_replies(std::size_t count) override;
 
   [[nodiscard]] std::string server() const override;
-  [[nodiscard]] cluster_client* cluster() noexcept override { return this; }
   /// The masters of the current map (loading it first; 0 when it cannot be loaded).
   std::size_t master_count() override;
   /// The masters of the current map (empty before the first load).
@@ -65,35 +58,18 @@ class cluster_client final : public client {
   /// node's own (a SCAN cursor). An error when there is no such master.
   value command_on_master(std::size_t index, std::span<const std::string_view> argv) override;
 
-  /// For a caller that builds each master's pipeline itself (the telemetry writer): the
-  /// master that serves `slot` in the current map (loading it first), or nullopt when
-  /// none does.
-  std::optional<std::size_t> master_of(std::uint16_t slot);
+  /// Encoded pipelines go to the master a caller chose (client::master_of): bytes for
+  /// several masters cannot be routed without reading them back. A master that refused
+  /// a connection, or rests after a refusal, takes nothing (`sent` false).
+  std::optional<std::size_t> master_of(std::uint16_t slot) override;
+  bool send_encoded_to(std::size_t index, std::string_view commands, value& failed,
+                       bool& sent) override;
+  std::vector<value> receive_from(std::size_t index, std::size_t count) override;
+  /// A MOVED updates the slot's owner; a transport failure reloads the map.
+  void learn(const value& reply) override;
+  [[nodiscard]] std::uint64_t map_generation() const noexcept override { return generation_; }
   /// The address of master `index` of the current map (for logs).
   [[nodiscard]] std::string master_address(std::size_t index) const;
-  /// Sends `count` commands already in the wire protocol to master `index` in one
-  /// round trip, and reads their replies. `sent` is false when nothing could be sent
-  /// (the master refused the connection or is resting after a refusal): the replies
-  /// are IO errors then, and the map has been reloaded. The caller reads MOVED and ASK
-  /// in the replies itself, and tells the map with learn().
-  std::vector<value> pipeline_encoded_to(std::size_t index, std::string_view commands,
-                                         std::size_t count, bool& sent);
-  /// pipeline_encoded_to() in two halves, so that every master works on its pipeline
-  /// at once: write each master its commands, then read each one's replies. False with
-  /// `error` set ("IO ...") when they could not be written (`sent` as above); there is
-  /// nothing to receive from that master then. Neither half reloads the map, so the
-  /// indices of one round hold until its replies are read: the caller gives the
-  /// errors to learn() afterwards.
-  bool send_encoded_to(std::size_t index, std::string_view commands, std::string& error,
-                       bool& sent);
-  /// Reads the `count` replies of what send_encoded_to() wrote to master `index`.
-  std::vector<value> receive_from(std::size_t index, std::size_t count);
-  /// After a reply from pipeline_encoded_to(): a MOVED updates the slot's owner; an IO
-  /// error reloads the map, so that a promoted replica is found.
-  void learn(const value& reply);
-  /// Grows each time the map is reloaded, which renumbers the masters: an index taken
-  /// from master_of() holds only while it stays the same.
-  [[nodiscard]] std::uint64_t map_generation() const noexcept { return generation_; }
 
  private:
   bool refresh(std::string& error);

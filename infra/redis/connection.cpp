@@ -21,4 +21,14 @@ value connection::command(const std::vector<std::string>& argv) {
   return client_->command(std::span<const std::string_view>(views));
 }
 
+std::vector<value> connection::pipeline_encoded_to(std::size_t index, std::string_view commands,
+                                                   std::size_t count, bool& sent) {
+  value failed;
+  if (client_->send_encoded_to(index, commands, failed, sent))
+    return client_->receive_from(index, count);
+  // A master that took nothing may have been replaced: a cluster reloads its map.
+  if (!sent) client_->learn(failed);
+  return std::vector<value>(count, failed);
+}
+
 }  // namespace tgw::infra::redis

@@ -16,10 +16,10 @@ namespace tgw::infra::redis {
 /// cluster_client (see client.hpp for what they share). It belongs to one thread:
 /// a detached actor or a dedicated worker, never a scheduler or io thread.
 ///
-/// Failures never throw: a command on a broken connection returns an error value
-/// whose text starts with "IO", and the next command connects afresh. In every mode a
-/// `-READONLY` reply (the server was demoted under us) drops the connection like an IO
-/// error, so the next command finds the new master.
+/// Failures never throw: a command on a broken connection returns an error value whose
+/// `failure` is unreachable or timeout, and the next command connects afresh. In every
+/// mode a `-READONLY` reply (the server was demoted under us) drops the connection like
+/// a transport failure, so the next command finds the new master.
 class connection {
  public:
   using options = client_options;
@@ -46,17 +46,6 @@ class connection {
   std::vector<value> pipeline(const std::vector<std::vector<std::string>>& commands) {
     return client_->pipeline(commands);
   }
-  /// The same for `count` commands already in the wire protocol (see resp_writer), to a
-  /// single server.
-  std::vector<value> pipeline_encoded(std::string_view commands, std::size_t count) {
-    return client_->pipeline_encoded(commands, count);
-  }
-  /// pipeline_encoded() in two halves (client::send_encoded, receive_replies).
-  bool send_encoded(std::string_view commands, std::string& error) {
-    return client_->send_encoded(commands, error);
-  }
-  std::vector<value> receive_replies(std::size_t count) { return client_->receive_replies(count); }
-
   /// Masters to visit for a command whose state is a node's own (SCAN).
   std::size_t master_count() { return client_->master_count(); }
   /// Runs `argv` on master `index` (0 on a single node: the server itself).
@@ -67,9 +56,22 @@ class connection {
     return command_on_master(index, std::span<const std::string_view>(argv.begin(), argv.size()));
   }
 
-  /// The cluster client underneath a redis+cluster:// connection, for a caller that
-  /// routes its own pipelines by master; nullptr in the other modes.
-  [[nodiscard]] cluster_client* cluster() noexcept { return client_->cluster(); }
+  /// Pipelines routed by master, for a caller that groups its commands by master itself
+  /// (client::master_of and what follows it). A single server is master 0 of every slot.
+  std::optional<std::size_t> master_of(std::uint16_t slot) { return client_->master_of(slot); }
+  bool send_encoded_to(std::size_t index, std::string_view commands, value& failed, bool& sent) {
+    return client_->send_encoded_to(index, commands, failed, sent);
+  }
+  std::vector<value> receive_from(std::size_t index, std::size_t count) {
+    return client_->receive_from(index, count);
+  }
+  void learn(const value& reply) { client_->learn(reply); }
+  [[nodiscard]] std::uint64_t map_generation() const noexcept { return client_->map_generation(); }
+  /// send_encoded_to() then receive_from(): `count` commands to master `index` in one
+  /// round trip. When they could not be written: `count` copies of the failure, and a
+  /// cluster whose master took nothing (`sent` false) reloads its map.
+  std::vector<value> pipeline_encoded_to(std::size_t index, std::string_view commands,
+                                         std::size_t count, bool& sent);
 
   [[nodiscard]] const options& settings() const noexcept { return opts_; }
   /// The server this connection talks to, or last talked to: the endpoint itself, or

@@ -18,9 +18,12 @@ class function_library {
   /// `source` is the library's Lua text (it outlives this object: the embedded sources).
   function_library(connection& conn, std::string_view source) : conn_(conn), source_(source) {}
 
-  /// FUNCTION LOAD REPLACE now; false with Redis' error.
+  /// FUNCTION LOAD REPLACE now; false with Redis' error (or the client's: its kind in
+  /// `failed.failure`).
+  bool load(value& failed);
   bool load(std::string& error);
   /// Loads unless loaded on the connection as it is now; false with the error.
+  bool ensure(value& failed);
   bool ensure(std::string& error);
   /// One command that calls the library (FCALL ...), or the error that stopped it.
   value call(const std::vector<std::string>& argv);
@@ -46,10 +49,10 @@ class function_library {
 
 template <class Send>
 std::vector<value> function_library::run(std::size_t count, Send send) {
-  std::string error;
-  if (!ensure(error)) return std::vector<value>(count, value::make_error(error));
+  value failed;
+  if (!ensure(failed)) return std::vector<value>(count, failed);
   std::vector<value> replies = send();
-  if (!replies.empty() && missing(replies.front()) && load(error)) replies = send();
+  if (!replies.empty() && missing(replies.front()) && load(failed)) replies = send();
   forget_if_disconnected();
   return replies;
 }

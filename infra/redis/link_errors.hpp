@@ -4,7 +4,7 @@
 
 namespace tgw::infra::redis::link_errors {
 
-/// Phrases a server link puts in its error texts ("IO ..." values, open()'s error) when
+/// Phrases a server link puts in its error texts (transport failures, open()'s error) when
 /// it knows why a connection failed; infra/health/failure_cause names the fix for each.
 /// Kept in one place so that the words written and the words looked for cannot drift.
 
@@ -14,6 +14,8 @@ inline constexpr std::string_view connect_timeout = "no answer to the connection
 /// The server took the connection, then sent nothing back: paused (SIGSTOP), overloaded,
 /// or not a Redis server.
 inline constexpr std::string_view silent = "sent no reply within";
+/// The server stopped reading what was written to it.
+inline constexpr std::string_view no_bytes_taken = "took no bytes for";
 /// A plain connection closed before any reply: typically a TLS-only port.
 inline constexpr std::string_view closed_before_reply = "closed the connection before any reply";
 /// A plain connection got TLS bytes back.

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "infra/redis/failure_kind.hpp"
+
 namespace tgw::infra::redis {
 
 /// A Redis reply copied out of hiredis, so it can outlive the connection's buffers
@@ -17,6 +19,9 @@ struct value {
   std::int64_t integer = 0;
   std::string text;  ///< For string, status and error.
   std::vector<value> elements;
+  /// For an error: why, classified once where it was made. Callers branch on this; the
+  /// text is for logs.
+  failure_kind failure = failure_kind::none;
 
   [[nodiscard]] bool is_nil() const noexcept { return type == kind::nil; }
   [[nodiscard]] bool is_error() const noexcept { return type == kind::error; }
@@ -27,11 +32,28 @@ struct value {
   /// The integer, or a bulk string that holds one; nullopt otherwise.
   [[nodiscard]] std::optional<std::int64_t> as_int() const;
 
+  /// An error reply in Redis' words ("OOM command not allowed ..."), classified by its
+  /// code word.
   static value make_error(std::string message) {
     value v;
     v.type = kind::error;
+    v.failure = classify_error_reply(message);
     v.text = std::move(message);
     return v;
+  }
+  /// The client's own failure (unreachable, timeout): `why` in its words, written as
+  /// "IO why" for logs.
+  static value make_transport_error(failure_kind failure, std::string_view why) {
+    value v;
+    v.type = kind::error;
+    v.failure = failure;
+    v.text.reserve(transport_text_prefix.size() + why.size());
+    v.text.append(transport_text_prefix).append(why);
+    return v;
+  }
+  /// The client could not reach or keep its server: make_transport_error(unreachable).
+  static value make_unreachable(std::string_view why) {
+    return make_transport_error(failure_kind::unreachable, why);
   }
 
   friend bool operator==(const value&, const value&) = default;

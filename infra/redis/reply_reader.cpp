@@ -24,6 +24,7 @@ value convert(const redisReply* r) {
     case REDIS_REPLY_ERROR:
       v.type = value::kind::error;
       v.text.assign(r->str, r->len);
+      v.failure = classify_error_reply(v.text);
       break;
     case REDIS_REPLY_ARRAY:
       v.type = value::kind::array;

@@ -73,7 +73,7 @@ bool sentinel_client::find_master(endpoint& target, std::string& error) {
     std::string unreachable;
     const value v = asking.open(at, at.describe(), unreachable)
                         ? asking.command({"SENTINEL", "MASTER", name})
-                        : value::make_error("IO " + unreachable);
+                        : value::make_unreachable(unreachable);
     if (v.is_array()) {
       std::string ip;
       std::int64_t port = 0;
@@ -97,8 +97,9 @@ bool sentinel_client::find_master(endpoint& target, std::string& error) {
       not_sentinels += (not_sentinels.empty() ? "" : ", ") + where;
     } else {
       tried += (tried.empty() ? "" : "; ") + where + ": " +
-               (v.is_error() ? (v.text.starts_with("IO ") ? v.text.substr(3) : v.text)
-                             : std::string("unexpected reply"));
+               (!v.is_error()             ? std::string("unexpected reply")
+                : is_transport(v.failure) ? std::string(transport_reason(v.text))
+                                          : v.text);
     }
   }
   if (best_epoch >= 0) {

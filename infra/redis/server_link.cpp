@@ -11,7 +11,7 @@ namespace {
 using std::chrono::milliseconds;
 
 value not_connected() {
-  return value::make_error("IO not connected");
+  return value::make_unreachable("not connected");
 }
 
 std::string ms_text(milliseconds ms) {
@@ -109,13 +109,14 @@ bool server_link::log_in_step(std::initializer_list<std::string_view> argv, std:
   writer_.clear();
   writer_.begin(argv.size());
   for (const std::string_view a : argv) writer_.arg(a);
-  if (!flush(writer_.bytes(), error)) {
-    error.erase(0, 3);  // "IO "
+  value failed;
+  if (!flush(writer_.bytes(), failed)) {
+    error = transport_reason(failed.text);
     return false;
   }
   bool timed_out = false;
   std::optional<value> got = read_reply(settings_.connect_timeout, timed_out);
-  if (got && !(got->is_error() && got->text.starts_with("IO "))) {
+  if (got && !is_transport(got->failure)) {
     reply = std::move(*got);
     return true;
   }
@@ -123,7 +124,7 @@ bool server_link::log_in_step(std::initializer_list<std::string_view> argv, std:
     error = label_ + " accepted the connection but " + std::string(link_errors::silent) + " " +
             ms_text(settings_.connect_timeout) + " (to " + std::string(what) + ")";
   else if (got)
-    error = got->text.substr(3);
+    error = transport_reason(got->text);
   close();
   return false;
 }
@@ -136,22 +137,24 @@ void server_link::close_if_demoted(const value& reply) noexcept {
   if (reply.is_error() && reply.text.starts_with("READONLY")) close();
 }
 
-value server_link::io_failure(std::string_view why) {
-  value v = value::make_error("IO " + std::string(why));
+value server_link::io_failure(std::string_view why, failure_kind kind) {
+  value v = value::make_transport_error(kind, why);
   close();
   return v;
 }
 
-bool server_link::flush(std::string_view bytes, std::string& error) {
+bool server_link::flush(std::string_view bytes, value& failed) {
   std::string why;
   switch (stream_.write_all(bytes, settings_.io_timeout, why)) {
     case socket_stream::status::ok:
       return true;
     case socket_stream::status::timeout:
-      error = io_failure(label_ + " took no bytes for " + ms_text(settings_.io_timeout)).text;
+      failed = io_failure(label_ + " " + std::string(link_errors::no_bytes_taken) + " " +
+                              ms_text(settings_.io_timeout),
+                          failure_kind::timeout);
       return false;
     default:
-      error = io_failure(stream_.is_tls() ? why : label_ + ": " + why).text;
+      failed = io_failure(stream_.is_tls() ? why : label_ + ": " + why);
       return false;
   }
 }
@@ -198,8 +201,8 @@ value server_link::command(std::span<const std::string_view> argv) {
   writer_.clear();
   writer_.begin(argv.size());
   for (const std::string_view a : argv) writer_.arg(a);
-  std::string error;
-  if (!flush(writer_.bytes(), error)) return value::make_error(error);
+  value failed;
+  if (!flush(writer_.bytes(), failed)) return failed;
   std::vector<value> replies = receive_replies(1);
   return std::move(replies.front());
 }
@@ -211,18 +214,17 @@ std::vector<value> server_link::pipeline(const std::vector<std::vector<std::stri
     writer_.begin(argv.size());
     for (const std::string& a : argv) writer_.arg(a);
   }
-  std::string error;
-  if (!flush(writer_.bytes(), error))
-    return std::vector<value>(commands.size(), value::make_error(error));
+  value failed;
+  if (!flush(writer_.bytes(), failed)) return std::vector<value>(commands.size(), failed);
   return receive_replies(commands.size());
 }
 
-bool server_link::send_encoded(std::string_view commands, std::string& error) {
+bool server_link::send_encoded(std::string_view commands, value& failed) {
   if (!is_open()) {
-    error = not_connected().text;
+    failed = not_connected();
     return false;
   }
-  return flush(commands, error);
+  return flush(commands, failed);
 }
 
 std::vector<value> server_link::receive_replies(std::size_t count) {
@@ -234,9 +236,10 @@ std::vector<value> server_link::receive_replies(std::size_t count) {
     std::optional<value> reply = read_reply(settings_.io_timeout, timed_out);
     if (!reply)
       // The reply may still come: the link cannot be trusted to pair the next one.
-      reply = io_failure(label_ + " " + std::string(link_errors::silent) + " " +
-                         ms_text(settings_.io_timeout));
-    if (reply->is_error() && reply->text.starts_with("IO ") && !is_open()) {
+      reply = io_failure(
+          label_ + " " + std::string(link_errors::silent) + " " + ms_text(settings_.io_timeout),
+          failure_kind::timeout);
+    if (is_transport(reply->failure) && !is_open()) {
       replies.resize(count, *reply);
       return replies;
     }

@@ -53,16 +53,18 @@ class server_link {
   [[nodiscard]] bool is_open() const noexcept { return stream_.is_open(); }
   void close() noexcept;
 
-  /// On an open link only; a closed one answers "IO not connected".
+  /// On an open link only; a closed one answers an unreachable failure ("not connected").
   value command(std::span<const std::string_view> argv);
   value command(std::initializer_list<std::string_view> argv) {
     return command(std::span<const std::string_view>(argv.begin(), argv.size()));
   }
   std::vector<value> pipeline(const std::vector<std::vector<std::string>>& commands);
-  bool send_encoded(std::string_view commands, std::string& error);
+  /// Writes commands already in the wire protocol; false with `failed` set (a transport
+  /// failure) when they could not be written.
+  bool send_encoded(std::string_view commands, value& failed);
   std::vector<value> receive_replies(std::size_t count);
   /// A subscription's next message, waiting up to `wait` for it: nullopt when none came
-  /// (the link stays open), an "IO ..." error when the link failed.
+  /// (the link stays open), a transport failure when the link failed.
   std::optional<value> next_message(std::chrono::milliseconds wait);
 
   /// Takes a connected socket instead of connecting (tests, the fuzz target): the
@@ -74,12 +76,13 @@ class server_link {
   /// context when the endpoint asks for TLS (false with `error` when it cannot be made).
   bool start(const endpoint& target, std::string_view label,
              std::shared_ptr<const tls_client_context>& tls, std::string& error);
-  value io_failure(std::string_view why);
+  /// Closes the link and says why, as a transport failure of `kind`.
+  value io_failure(std::string_view why, failure_kind kind = failure_kind::unreachable);
   /// The next reply, waiting up to `wait` for each piece; nullopt with `timed_out` when
-  /// nothing completed in time, or an "IO ..." error value when the link failed (it is
+  /// nothing completed in time, or a transport failure when the link failed (it is
   /// closed then).
   std::optional<value> read_reply(std::chrono::milliseconds wait, bool& timed_out);
-  bool flush(std::string_view bytes, std::string& error);
+  bool flush(std::string_view bytes, value& failed);
   void close_if_demoted(const value& reply) noexcept;
   /// A log-in command's reply within the connect timeout; false with `error` set.
   bool log_in_step(std::initializer_list<std::string_view> argv, std::string_view what,

@@ -4,7 +4,7 @@ namespace tgw::infra::redis {
 
 value single_server_client::command(std::span<const std::string_view> argv) {
   std::string error;
-  if (!ensure_connected(error)) return value::make_error("IO " + error);
+  if (!ensure_connected(error)) return value::make_unreachable(error);
   return link_.command(argv);
 }
 
@@ -12,23 +12,24 @@ std::vector<value> single_server_client::pipeline(
     const std::vector<std::vector<std::string>>& commands) {
   std::string error;
   if (!ensure_connected(error))
-    return std::vector<value>(commands.size(), value::make_error("IO " + error));
+    return std::vector<value>(commands.size(), value::make_unreachable(error));
   return link_.pipeline(commands);
 }
 
-std::vector<value> single_server_client::pipeline_encoded(std::string_view commands,
-                                                          std::size_t count) {
-  std::string error;
-  if (!send_encoded(commands, error)) return std::vector<value>(count, value::make_error(error));
-  return link_.receive_replies(count);
-}
-
-bool single_server_client::send_encoded(std::string_view commands, std::string& error) {
-  if (!ensure_connected(error)) {
-    error = "IO " + error;
+bool single_server_client::send_encoded_to(std::size_t index, std::string_view commands,
+                                           value& failed, bool& sent) {
+  // One server: a failed attempt counts as sent, as a partial write may have run.
+  sent = true;
+  if (index != 0) {
+    failed = value::make_unreachable("no master " + std::to_string(index) + " on one server");
     return false;
   }
-  return link_.send_encoded(commands, error);
+  std::string error;
+  if (!ensure_connected(error)) {
+    failed = value::make_unreachable(error);
+    return false;
+  }
+  return link_.send_encoded(commands, failed);
 }
 
 }  // namespace tgw::infra::redis

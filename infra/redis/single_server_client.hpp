@@ -15,16 +15,21 @@ class single_server_client : public client {
 
   value command(std::span<const std::string_view> argv) override;
   std::vector<value> pipeline(const std::vector<std::vector<std::string>>& commands) override;
-  std::vector<value> pipeline_encoded(std::string_view commands, std::size_t count) override;
-  bool send_encoded(std::string_view commands, std::string& error) override;
-  std::vector<value> receive_replies(std::size_t count) override {
-    return link_.receive_replies(count);
-  }
 
   std::size_t master_count() override { return 1; }
   value command_on_master(std::size_t, std::span<const std::string_view> argv) override {
     return command(argv);
   }
+
+  /// The one server is master 0, of every slot; its map never changes.
+  std::optional<std::size_t> master_of(std::uint16_t) override { return 0; }
+  bool send_encoded_to(std::size_t index, std::string_view commands, value& failed,
+                       bool& sent) override;
+  std::vector<value> receive_from(std::size_t, std::size_t count) override {
+    return link_.receive_replies(count);
+  }
+  void learn(const value&) override {}
+  [[nodiscard]] std::uint64_t map_generation() const noexcept override { return 0; }
 
  protected:
   explicit single_server_client(const client_options& opts)

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <span>
 
-#include "infra/redis/cluster_client.hpp"
 #include "infra/redis/key_slot.hpp"
 #include "infra/telemetry/gateway_library.hpp"
 
@@ -84,7 +83,8 @@ redis_telemetry_store::redis_telemetry_store(redis::connection::options where,
                                              store_settings settings)
     : conn_(std::move(where)),
       library_(conn_, gateway_library_source()),
-      settings_(std::move(settings)) {}
+      settings_(std::move(settings)),
+      on_cluster_(conn_.settings().where.via_cluster()) {}
 
 bool redis_telemetry_store::load_library(std::string& error) {
   return library_.load(error);
@@ -109,6 +109,8 @@ void redis_telemetry_store::require_replicas(std::span<const std::size_t> covere
     // none until the old master rejoins).
     out[i].retryable = true;
     out[i].error = why;
+    // What WAIT did not confirm is a replica shortfall, even when WAIT itself failed.
+    out[i].failure = redis::failure_kind::no_replicas;
   }
 }
 
@@ -153,11 +155,12 @@ std::uint16_t redis_telemetry_store::slot_of_shard(std::uint32_t shard) {
   return shard_slots_[shard];
 }
 
-void redis_telemetry_store::fail_shard(std::uint32_t shard, const std::string& why, bool retryable,
+void redis_telemetry_store::fail_shard(std::uint32_t shard, const redis::value& why, bool retryable,
                                        std::vector<write_outcome>& out) const {
   for (std::size_t k = bounds_[shard]; k < bounds_[shard + 1]; ++k) {
     write_outcome& o = out[order_[k]];
-    o.error = why;
+    o.error = why.text;
+    o.failure = why.failure;
     o.retryable = retryable;
   }
 }
@@ -165,12 +168,13 @@ void redis_telemetry_store::fail_shard(std::uint32_t shard, const std::string& w
 std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<write_op>& ops) {
   std::vector<write_outcome> out(ops.size());
   if (ops.empty()) return out;
-  std::string error;
+  redis::value failed;
   // A fresh connection may face a restarted Redis that lost the library.
-  if (!library_.ensure(error)) {
+  if (!library_.ensure(failed)) {
     for (write_outcome& o : out) {
-      o.error = error;
-      o.unreachable = error.starts_with("IO");
+      o.error = failed.text;
+      o.failure = failed.failure;
+      o.unreachable = redis::is_transport(failed.failure);
       // Nothing was sent: sending again later is safe for any op.
       o.retryable = o.unreachable;
     }
@@ -180,13 +184,12 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
   // One round trip per master: a single node is one master; on a cluster each master
   // gets the calls of the shards it serves, and one WAIT after them on its own
   // connection, so the WAIT follows exactly the writes it confirms.
-  redis::cluster_client* cluster = conn_.cluster();
   // A map reloaded while grouping (a slot found without a master) renumbers the
   // masters: group again on the new map.
   for (int pass = 0; pass < 2; ++pass) {
-    const std::uint64_t generation = cluster != nullptr ? cluster->map_generation() : 0;
-    group_all(ops, cluster, out);
-    if (cluster == nullptr || cluster->map_generation() == generation) break;
+    const std::uint64_t generation = conn_.map_generation();
+    group_all(ops, out);
+    if (conn_.map_generation() == generation) break;
     std::fill(out.begin(), out.end(), write_outcome{});
   }
   lessons_.clear();
@@ -194,46 +197,41 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
   // and the writer waits for the slowest rather than for each in turn.
   const std::span<group> round(groups_.data(), groups_used_);
   for (group& g : round)
-    if (finish_group(g, out)) send_group(g, cluster);
-  for (group& g : round) receive_group(g, cluster);
+    if (finish_group(g, out)) send_group(g);
+  for (group& g : round) receive_group(g);
   // A restarted server that lost the library: load it once every reply of the round is
   // read (loading talks to the masters), then run the groups it refused again.
   const auto refused = [](const group& g) {
     return !g.replies.empty() && redis::function_library::missing(g.replies.front());
   };
-  if (std::any_of(round.begin(), round.end(), refused) && library_.load(error))
+  if (std::any_of(round.begin(), round.end(), refused) && library_.load(failed))
     for (group& g : round)
       if (refused(g)) {
-        send_group(g, cluster);
-        receive_group(g, cluster);
+        send_group(g);
+        receive_group(g);
       }
-  for (group& g : round) settle_group(g, ops, cluster, out);
+  for (group& g : round) settle_group(g, ops, out);
   // Only now: reloading the map renumbers the masters the groups above were sent to.
-  if (cluster != nullptr)
-    for (const redis::value& lesson : lessons_) cluster->learn(lesson);
+  for (const redis::value& lesson : lessons_) conn_.learn(lesson);
   return out;
 }
 
 void redis_telemetry_store::group_all(const std::vector<write_op>& ops,
-                                      redis::cluster_client* cluster,
                                       std::vector<write_outcome>& out) {
   groups_used_ = 0;
   for (std::uint32_t shard = 0; shard + 1 < bounds_.size(); ++shard) {
     const std::size_t begin = bounds_[shard], end = bounds_[shard + 1];
     if (begin == end) continue;
-    std::size_t master = 0;
-    if (cluster != nullptr) {
-      const auto serving = cluster->master_of(slot_of_shard(shard));
-      if (!serving) {
-        fail_shard(
-            shard,
-            "CLUSTERDOWN no master serves the slot of key shard " + settings_.shards.prefix(shard),
-            true, out);
-        continue;
-      }
-      master = *serving;
+    // A single server is master 0 of every slot.
+    const auto master = conn_.master_of(slot_of_shard(shard));
+    if (!master) {
+      fail_shard(shard,
+                 redis::value::make_error("CLUSTERDOWN no master serves the slot of key shard " +
+                                          settings_.shards.prefix(shard)),
+                 true, out);
+      continue;
     }
-    group& g = group_for(master);
+    group& g = group_for(*master);
     for (std::size_t first = begin; first < end; first += ops_per_call) {
       const std::size_t last = std::min(end, first + ops_per_call);
       write_batch_command(g.encoded, ops,
@@ -264,27 +262,21 @@ bool redis_telemetry_store::finish_group(group& g, std::vector<write_outcome>& o
   return false;
 }
 
-void redis_telemetry_store::send_group(group& g, redis::cluster_client* cluster) {
-  g.sent = false;
-  g.written = cluster != nullptr
-                  ? cluster->send_encoded_to(g.master, g.encoded.bytes(), g.send_error, g.sent)
-                  : conn_.send_encoded(g.encoded.bytes(), g.send_error);
-  // One server: an IO error counts as sent, as a partial write may have run.
-  if (cluster == nullptr) g.sent = true;
+void redis_telemetry_store::send_group(group& g) {
+  // `sent` stays true on one server whatever happened: a partial write may have run.
+  g.written = conn_.send_encoded_to(g.master, g.encoded.bytes(), g.send_failed, g.sent);
 }
 
-void redis_telemetry_store::receive_group(group& g, redis::cluster_client* cluster) {
+void redis_telemetry_store::receive_group(group& g) {
   if (g.calls.empty()) return;
   const std::size_t count = g.encoded.commands();
   if (!g.written)
-    g.replies.assign(count, redis::value::make_error(g.send_error));
+    g.replies.assign(count, g.send_failed);
   else
-    g.replies =
-        cluster != nullptr ? cluster->receive_from(g.master, count) : conn_.receive_replies(count);
+    g.replies = conn_.receive_from(g.master, count);
 }
 
 void redis_telemetry_store::settle_group(const group& g, const std::vector<write_op>& ops,
-                                         redis::cluster_client* cluster,
                                          std::vector<write_outcome>& out) {
   const std::vector<redis::value>& replies = g.replies;
   const bool sent = g.sent;
@@ -293,7 +285,7 @@ void redis_telemetry_store::settle_group(const group& g, const std::vector<write
     const call& c = g.calls[k];
     const redis::value& r = replies[k];
     const bool well_formed = r.is_array() && r.elements.size() == c.last - c.first;
-    if (r.is_error() && cluster != nullptr && !learned) {
+    if (r.is_error() && on_cluster_ && !learned) {
       lessons_.push_back(r);  // a MOVED's new owner, or a map to reload after an IO error
       learned = true;
     }
@@ -301,15 +293,14 @@ void redis_telemetry_store::settle_group(const group& g, const std::vector<write
       write_outcome& o = out[order_[i]];
       if (r.is_error()) {
         o.error = r.text;
-        const bool io = r.text.starts_with("IO");
+        o.failure = r.failure;
+        const bool io = redis::is_transport(r.failure);
         // One server: its failure is the store's. A cluster: only this master's.
-        o.unreachable = cluster == nullptr && io;
+        o.unreachable = !on_cluster_ && io;
         // Not run where it was sent (moved, no master, refused before sending): safe
         // to send again. Sent and lost: a packet is (a resend is recognised by its
         // fingerprint), an event is not (it would be journaled twice).
-        const bool not_run = r.text.starts_with("MOVED") || r.text.starts_with("ASK") ||
-                             r.text.starts_with("CLUSTERDOWN") || r.text.starts_with("TRYAGAIN") ||
-                             (io && !sent);
+        const bool not_run = redis::is_redirect(r.failure) || (io && !sent);
         o.retryable = not_run || (io && ops[order_[i]].is_packet);
       } else if (!well_formed) {
         o.error = "unexpected reply to tgw_persist_batch";

@@ -69,25 +69,24 @@ class redis_telemetry_store final : public telemetry_store {
     std::size_t wait_reply = 0;  // the WAIT's place among the replies
     bool written = false;        // the pipeline went out whole
     bool sent = false;           // some of it may have reached the master
-    std::string send_error;      // why it did not go out
+    redis::value send_failed;    // why it did not go out
     std::vector<redis::value> replies;
   };
   group& group_for(std::size_t master);
   // Puts every shard's calls in the group of the master that serves it.
-  void group_all(const std::vector<write_op>& ops, redis::cluster_client* cluster,
-                 std::vector<write_outcome>& out);
+  void group_all(const std::vector<write_op>& ops, std::vector<write_outcome>& out);
   // Adds the WAIT to a group's calls; false (its ops failed) if the encoding is wrong.
   bool finish_group(group& g, std::vector<write_outcome>& out);
   // Writes a group's pipeline to its master without reading the replies.
-  void send_group(group& g, redis::cluster_client* cluster);
+  void send_group(group& g);
   // Reads the replies of what send_group() wrote.
-  void receive_group(group& g, redis::cluster_client* cluster);
+  void receive_group(group& g);
   // The outcomes of a group's ops from its replies.
   void settle_group(const group& g, const std::vector<write_op>& ops,
-                    redis::cluster_client* cluster, std::vector<write_outcome>& out);
+                    std::vector<write_outcome>& out);
   // The slot every key of `shard` hashes to (its hash tag's).
   std::uint16_t slot_of_shard(std::uint32_t shard);
-  void fail_shard(std::uint32_t shard, const std::string& why, bool retryable,
+  void fail_shard(std::uint32_t shard, const redis::value& why, bool retryable,
                   std::vector<write_outcome>& out) const;
 
   std::vector<std::size_t> order_;
@@ -99,6 +98,8 @@ class redis_telemetry_store final : public telemetry_store {
   std::vector<std::uint16_t> shard_slots_;
   std::vector<std::size_t> covered_;
   std::vector<redis::value> lessons_;  // replies the cluster's map learns from, after a batch
+  // A Redis Cluster: one master of several failing is not the store failing.
+  bool on_cluster_ = false;
 };
 
 }  // namespace tgw::infra::telemetry

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "infra/redis/failure_kind.hpp"
+
 namespace tgw::infra::telemetry {
 
 /// One record rendered as the fields of its telemetry stream entry, in this order:
@@ -44,7 +46,10 @@ struct write_outcome {
   bool ok = false;
   bool duplicate = false;  ///< A resent packet: acknowledged, not stored again.
   std::int64_t stored = 0;
-  std::string error;
+  std::string error;  ///< Why it failed, in words for a log.
+  /// Why it failed, for code to branch on: the client's own failures (unreachable,
+  /// timeout) apart from what the server refused (read_only, out_of_memory, ...).
+  redis::failure_kind failure = redis::failure_kind::none;
   /// Stored on the master, but WAIT saw fewer replicas than --ack-replicas asks: not
   /// ACKed; the device's resend is recognised by its fingerprint.
   bool under_replicated = false;

@@ -70,6 +70,7 @@ fake_writer_actor::behavior_type fake_writer(fake_writer_actor::pointer self,
       [self, pending](release_atom, bool ok) {
         for (auto& p : *pending) {
           write_outcome o{ok, false, ok ? 1 : 0, ok ? "" : "IO down"};
+          if (!ok) o.failure = infra::redis::failure_kind::unreachable;
           if (p.session)
             self->send(p.session, persisted_atom::value, std::move(o));
           else

@@ -22,6 +22,7 @@ using infra::telemetry::write_op;
 using infra::telemetry::write_outcome;
 using test::test_config;
 using go_atom = caf::atom_constant<caf::atom("go")>;
+constexpr auto unreachable = infra::redis::failure_kind::unreachable;
 
 /// Stores every op; a packet whose fingerprint is "dup" is a resend. With `failing`,
 /// every op fails as an unreachable Redis does; the ops of `lost_imei` fail as those of
@@ -35,12 +36,15 @@ class scripted_store final : public infra::telemetry::telemetry_store {
       const std::string& imei = op.is_packet ? op.packet.imei : op.event.imei;
       if (failing) {
         out.push_back({false, false, 0, "IO error: connection refused"});
+        out.back().failure = unreachable;
         out.back().unreachable = true;
       } else if (batches.size() <= retryable_batches) {
         out.push_back({false, false, 0, "MOVED 1 127.0.0.1:7001"});
+        out.back().failure = infra::redis::failure_kind::moved;
         out.back().retryable = true;
       } else if (imei == lost_imei) {
-        out.push_back({false, false, 0, "IO 127.0.0.1:7000: connection refused"});
+        out.push_back({false, false, 0, lost_text});
+        out.back().failure = lost_failure;
       } else if (!op.is_packet)
         out.push_back({true, false, 0, ""});
       else if (op.packet.fingerprint == "dup")
@@ -53,6 +57,9 @@ class scripted_store final : public infra::telemetry::telemetry_store {
   std::vector<std::vector<write_op>> batches;
   bool failing = false;
   std::string lost_imei;
+  /// How the ops of `lost_imei` fail.
+  std::string lost_text = "IO 127.0.0.1:7000: connection refused";
+  infra::redis::failure_kind lost_failure = unreachable;
   /// The first this many batches fail as a slot that moved does: safe to send again.
   std::size_t retryable_batches = 0;
 };
@@ -236,6 +243,30 @@ TEST_F(TelemetryWriter, WhileRedisIsDownEveryWriteFailsAndTheStoreRestsDuringThe
   EXPECT_EQ(store->batches.size(), 1U);
   ASSERT_EQ(log->persisted.size(), 6U);
   EXPECT_FALSE(log->persisted[5].ok);
+  // Refused without asking the store, for the reason the store last gave.
+  EXPECT_EQ(log->persisted[5].failure, unreachable);
+}
+
+// The writer knows a transport failure by its type, not by its words: the ops of a
+// master that failed so count as a Redis error whatever their text says, and a refusal
+// of another kind does not, even with a text that starts with "IO".
+TEST_F(TelemetryWriter, ATransportFailureIsKnownByItsTypeNotItsText) {
+  store->lost_imei = "356307042441013";  // every op of the probe
+  store->lost_text = "127.0.0.1:7000: connection refused";
+  go();
+  ASSERT_EQ(log->persisted.size(), 3U);
+  for (const auto& o : log->persisted) {
+    EXPECT_FALSE(o.ok);
+    EXPECT_EQ(o.failure, unreachable);
+  }
+  EXPECT_EQ(counters->writer_redis_errors.load(), 1U);
+  EXPECT_EQ(counters->writers_down.load(), 0) << "one master of several: no backoff";
+
+  store->lost_text = "IO-looking words in a refusal";
+  store->lost_failure = infra::redis::failure_kind::no_permission;
+  go();
+  EXPECT_EQ(store->batches.size(), 2U);
+  EXPECT_EQ(counters->writer_redis_errors.load(), 1U) << "not counted as a transport failure";
 }
 
 // A write that failed where sending it again is safe (its slot moved) is held and sent

@@ -37,6 +37,36 @@ TEST(FailureCause, EachRedisErrorGetsItsCauseAndFix) {
   }
 }
 
+// The kind the client gave a failure picks its cause, whatever the words: the client's
+// own failures name their fix by the phrase of the server link (link_errors).
+TEST(FailureCause, TheKindPicksTheCauseNotTheWords) {
+  using redis::failure_kind;
+  const failure_cause refused =
+      classify_redis_failure(failure_kind::unreachable, "connect to 127.0.0.1:6379: refused");
+  EXPECT_EQ(refused.label, "connection");
+  EXPECT_EQ(refused.detail, "connect to 127.0.0.1:6379: refused");
+  EXPECT_EQ(classify_redis_failure(failure_kind::timeout,
+                                   "IO 127.0.0.1:6379 sent no reply within 2000 ms")
+                .label,
+            "timeout");
+  EXPECT_EQ(classify_redis_failure(failure_kind::timeout,
+                                   "IO 127.0.0.1:6379 sent no reply within 2000 ms")
+                .detail,
+            "127.0.0.1:6379 sent no reply within 2000 ms")
+      << "the prefix that marks the client's failures in logs is not part of the detail";
+  // A reply whose words look like the client's is still Redis' reply.
+  EXPECT_EQ(classify_redis_failure(failure_kind::other, "IO is not a Redis error code").label,
+            "other");
+  EXPECT_EQ(classify_redis_failure(failure_kind::out_of_memory, "any words").label, "oom");
+  EXPECT_EQ(classify_redis_failure(failure_kind::read_only, "any words").label, "readonly");
+  EXPECT_EQ(classify_redis_failure(failure_kind::no_permission, "any words").label, "noperm");
+  EXPECT_EQ(
+      classify_redis_failure(failure_kind::moved, "MOVED 1 127.0.0.1:7001", false, {}, true).label,
+      "slot_moved");
+  EXPECT_EQ(classify_connect_failure("connect to 127.0.0.1:6379: Connection refused").label,
+            "connection");
+}
+
 // Through the cluster client, MOVED and ASK are a slot that moved during a failover or a
 // reshard (the write goes again to its new master), not a cluster named with redis://.
 TEST(FailureCause, OnAClusterAMovedSlotIsNotASetupMistake) {

@@ -16,8 +16,8 @@ class PersistHealth : public ::testing::Test {
   std::vector<std::string> lines;
   persist_health health{
       {3s, 30s, 2, {}}, [this](const std::string& line) { lines.push_back(line); }, t0};
-  std::vector<persist_health::failure> noperm{
-      {"NOPERM no permissions to run the 'time' command", false, 4}};
+  std::vector<persist_health::failure> noperm{{"NOPERM no permissions to run the 'time' command",
+                                               redis::failure_kind::no_permission, false, 4}};
 };
 
 TEST_F(PersistHealth, EveryAttemptFailingForTheWindowIsNotReady) {
@@ -70,7 +70,9 @@ TEST_F(PersistHealth, AHungRoundTripIsNotReadyOnceOverdue) {
 }
 
 TEST_F(PersistHealth, StartingStalledIsNotReadyAtOnce) {
-  health.start_stalled({"replicas: WAIT confirmed 0 of 1 within 1000 ms", true, 0}, t0);
+  health.start_stalled(
+      {"replicas: WAIT confirmed 0 of 1 within 1000 ms", redis::failure_kind::no_replicas, true, 0},
+      t0);
   const std::string why = health.stalled_because(t0);
   EXPECT_NE(why.find("WAIT confirmed 0 of 1"), std::string::npos) << why;
   EXPECT_EQ(lines.size(), 1U);

@@ -41,10 +41,10 @@ TEST(RedisClient, TheUrlsSchemeChoosesTheClient) {
   EXPECT_NE(dynamic_cast<direct_client*>(local.get()), nullptr);
   EXPECT_NE(dynamic_cast<sentinel_client*>(sentinel.get()), nullptr);
   EXPECT_NE(dynamic_cast<cluster_client*>(cluster.get()), nullptr);
-  // Only a cluster client routes pipelines by master for its caller.
-  EXPECT_EQ(direct->cluster(), nullptr);
-  EXPECT_EQ(sentinel->cluster(), nullptr);
-  EXPECT_EQ(cluster->cluster(), cluster.get());
+  // A single server is master 0 of every slot, and its map never changes.
+  EXPECT_EQ(direct->master_of(0), 0U);
+  EXPECT_EQ(sentinel->master_of(16383), 0U);
+  EXPECT_EQ(direct->map_generation(), 0U);
   EXPECT_EQ(direct->master_count(), 1U);
   EXPECT_EQ(cluster->master_count(), 0U);  // no node answers: no map
   EXPECT_EQ(direct->server(), "redis://127.0.0.1:1/2");
@@ -55,32 +55,39 @@ TEST(RedisClient, NobodyListeningIsAnIoErrorNamingTheServer) {
   constexpr std::string_view ping[] = {"PING"};
   const value v = direct->command(ping);
   ASSERT_TRUE(v.is_error());
+  EXPECT_EQ(v.failure, failure_kind::unreachable);
   EXPECT_TRUE(v.text.starts_with("IO connect to redis://127.0.0.1:1")) << v.text;
   EXPECT_FALSE(direct->connected());
-  std::string error;
-  EXPECT_FALSE(direct->send_encoded("*1\r\n$4\r\nPING\r\n", error));
-  EXPECT_TRUE(error.starts_with("IO ")) << error;
+  value failed;
+  bool sent = false;
+  EXPECT_FALSE(direct->send_encoded_to(0, "*1\r\n$4\r\nPING\r\n", failed, sent));
+  EXPECT_EQ(failed.failure, failure_kind::unreachable) << failed.text;
+  EXPECT_TRUE(sent) << "one server: an attempt counts as sent, a partial write may have run";
 }
 
-TEST(RedisClient, AClusterClientRefusesBytesItCannotRoute) {
+// Every client serves the routed pipeline calls; a cluster without a map has no master
+// to send to, and says so as a transport failure with nothing sent.
+TEST(RedisClient, AClusterWithoutAMapSendsNothingAndSaysSo) {
   const auto cluster = client_for("redis+cluster://127.0.0.1:1");
-  std::string error;
-  EXPECT_FALSE(cluster->send_encoded("*1\r\n$4\r\nPING\r\n", error));
-  EXPECT_NE(error.find("pipeline_encoded_to"), std::string::npos) << error;
-  const auto replies = cluster->pipeline_encoded("*1\r\n$4\r\nPING\r\n", 1);
-  ASSERT_EQ(replies.size(), 1U);
-  EXPECT_TRUE(replies[0].is_error());
+  EXPECT_FALSE(cluster->master_of(0));
+  value failed;
+  bool sent = true;
+  EXPECT_FALSE(cluster->send_encoded_to(0, "*1\r\n$4\r\nPING\r\n", failed, sent));
+  EXPECT_FALSE(sent);
+  EXPECT_EQ(failed.failure, failure_kind::unreachable) << failed.text;
 }
 
 TEST(ServerLink, AClosedLinkRunsNothingAndSaysSo) {
   server_link link({200ms, 200ms, ""});
   EXPECT_FALSE(link.is_open());
   EXPECT_EQ(link.command({"PING"}).text, "IO not connected");
+  EXPECT_EQ(link.command({"PING"}).failure, failure_kind::unreachable);
   const auto replies = link.pipeline({{"PING"}, {"PING"}});
   ASSERT_EQ(replies.size(), 2U);
   EXPECT_EQ(replies[1].text, "IO not connected");
-  std::string error;
-  EXPECT_FALSE(link.send_encoded("*1\r\n$4\r\nPING\r\n", error));
+  value failed;
+  EXPECT_FALSE(link.send_encoded("*1\r\n$4\r\nPING\r\n", failed));
+  EXPECT_EQ(failed.failure, failure_kind::unreachable);
   EXPECT_EQ(link.receive_replies(1).front().text, "IO not connected");
 }
 
@@ -93,7 +100,7 @@ TEST(ServerLink, EveryOpenAppliesTheDatabaseAndTheClientName) {
   ASSERT_TRUE(link.open(at, at.describe(), error)) << error;
   EXPECT_EQ(link.command({"SET", "k", "1"}).text, "OK");
   server.stop();
-  EXPECT_TRUE(link.command({"PING"}).text.starts_with("IO ")) << "the server is gone";
+  EXPECT_EQ(link.command({"PING"}).failure, failure_kind::unreachable) << "the server is gone";
   EXPECT_FALSE(link.is_open());
   server.start();
   ASSERT_TRUE(link.open(at, at.describe(), error)) << error;
