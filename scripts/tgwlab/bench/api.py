@@ -379,7 +379,7 @@ def summary(r, date, ncpu, cpu):
             out.append(f"  as the API measured them (client apart): {srv['within_10_ms']:.2%} "
                        f"within 10 ms, p99 at most {srv['p99_at_most_ms']:g} ms "
                        f"({srv['requests']} requests)")
-        out.append(f"  bar (p99 < 10 ms, DESIGN.md has none: issue's): "
+        out.append(f"  bar (p99 < 10 ms, docs/PERFORMANCE.md's target): "
                    f"{'PASS' if g['p99_ms'] < 10 else 'FAIL'} at the client")
     if "events" in r:
         e = r["events"]
