@@ -41,7 +41,7 @@ struct api_under_test {
   std::string tokens[3];
 };
 
-api_under_test& api() {
+api_under_test& under_test() {
   static api_under_test made = [] {
     api_under_test a;
     api::token_table t;
@@ -82,7 +82,7 @@ bool lowercase_words(const std::string& code) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
-  auto& a = api();
+  auto& a = under_test();
   std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
   const auto line = [&in]() {
     const auto nl = in.find('\n');
