@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infra/registry/registry_store.hpp"
 #include "tests/infra/api/api_process.hpp"
 #include "tests/support/api_response_log.hpp"
 #include "tests/support/gateway_process.hpp"
@@ -28,8 +29,8 @@ using json = nlohmann::json;
 class answering_device {
  public:
   answering_device(std::uint16_t port, std::string imei, std::string reply)
-      : socket_(port), reply_(std::move(reply)) {
-    socket_.send(handshake_packet(imei));
+      : socket_(port), imei_(std::move(imei)), reply_(std::move(reply)) {
+    socket_.send(handshake_packet(imei_));
     accepted_ = socket_.receive(1) == bytes{0x01};
     thread_ = std::thread([this] {
       while (!stop_) {
@@ -48,6 +49,7 @@ class answering_device {
     thread_.join();
   }
   [[nodiscard]] bool accepted() const { return accepted_; }
+  [[nodiscard]] const std::string& imei() const { return imei_; }
   std::vector<std::string> received() {
     const std::lock_guard lock(mutex_);
     return received_;
@@ -61,6 +63,7 @@ class answering_device {
 
  private:
   device socket_;
+  std::string imei_;
   std::string reply_;
   bool accepted_ = false;
   std::atomic<bool> stop_{false};
@@ -115,6 +118,16 @@ class ApiEndToEnd : public ::testing::Test {
     return call(api_.port, method, target, route, body, extra);
   }
 
+  /// Whether `d` was accepted and its registry entry written: the gateway answers the
+  /// IMEI before the entry is written, and a command is routed by that entry (a POST
+  /// sent between the two finds the device offline).
+  bool ready(const answering_device& d) {
+    if (!d.accepted()) return false;
+    infra::redis::connection redis = backend_.connect();
+    const std::string key = infra::registry::keys::registry_in(backend_.prefix(d.imei()));
+    return eventually([&] { return !redis.command({"HGET", key, d.imei()}).is_nil(); });
+  }
+
   redis_backend backend_;
   gateway_process gateway_;
   std::string tokens_file_;
@@ -128,7 +141,7 @@ TEST_F(ApiEndToEnd, PostWaitReturnsTheDevicesReplyByteExact) {
   // A reply with bytes a terminal would act on, and text with a line end.
   const std::string reply = "Ver:03.28.07 GPS:1\r\n";
   answering_device d(gateway_.port, imei, reply);
-  ASSERT_TRUE(d.accepted());
+  ASSERT_TRUE(ready(d));
   const auto a = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=60",
                       "/v1/devices/{imei}/commands", R"({"text":"getver","codec":12})");
   ASSERT_EQ(a.status, 200) << a.body;
@@ -159,7 +172,7 @@ TEST_F(ApiEndToEnd, PostWaitReturnsTheDevicesReplyByteExact) {
 TEST_F(ApiEndToEnd, AReplyThatIsNoTextComesAsItsBytes) {
   const std::string reply("\xc5\x01\x1b[2J\xff\x00Z", 8);
   answering_device d(gateway_.port, imei, reply);
-  ASSERT_TRUE(d.accepted());
+  ASSERT_TRUE(ready(d));
   const auto a = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=60",
                       "/v1/devices/{imei}/commands", R"({"text":"getrs232"})");
   ASSERT_EQ(a.status, 200) << a.body;
@@ -170,7 +183,7 @@ TEST_F(ApiEndToEnd, AReplyThatIsNoTextComesAsItsBytes) {
 
 TEST_F(ApiEndToEnd, WithoutWaitTheAnswerIs202AndLocationLeadsToTheOutcome) {
   answering_device d(gateway_.port, imei, "OK");
-  ASSERT_TRUE(d.accepted());
+  ASSERT_TRUE(ready(d));
   const auto a = call("POST", std::string("/v1/devices/") + imei + "/commands",
                       "/v1/devices/{imei}/commands", R"({"text":"getinfo"})");
   ASSERT_EQ(a.status, 202) << a.body;
@@ -186,7 +199,7 @@ TEST_F(ApiEndToEnd, WithoutWaitTheAnswerIs202AndLocationLeadsToTheOutcome) {
 TEST_F(ApiEndToEnd, AnOfflineDeviceFailsAtOnceUnlessQueued) {
   {
     answering_device once(gateway_.port, imei, "x");  // known to Redis from now on
-    ASSERT_TRUE(once.accepted());
+    ASSERT_TRUE(ready(once));
   }
   ASSERT_TRUE(eventually(
       [&] {
@@ -217,7 +230,7 @@ TEST_F(ApiEndToEnd, AQueuedCommandCompletesWhenTheDeviceConnects) {
       },
       20s));
   answering_device d(gateway_.port, imei, "GPS:1");
-  ASSERT_TRUE(d.accepted());
+  ASSERT_TRUE(ready(d));
   poster.join();
   ASSERT_EQ(answer.status, 200) << answer.body;
   EXPECT_EQ(json::parse(answer.body)["status"], "responded");
@@ -227,7 +240,7 @@ TEST_F(ApiEndToEnd, AQueuedCommandCompletesWhenTheDeviceConnects) {
 
 TEST_F(ApiEndToEnd, OneIdempotencyKeyReachesTheDeviceOnceWhateverTheRetries) {
   answering_device d(gateway_.port, imei, "done");
-  ASSERT_TRUE(d.accepted());
+  ASSERT_TRUE(ready(d));
   const std::string target = std::string("/v1/devices/") + imei + "/commands?wait=60";
   const std::string route = "/v1/devices/{imei}/commands";
   const std::string body = R"({"text":"setdigout 1"})";
@@ -270,7 +283,7 @@ TEST_F(ApiEndToEnd, DevicesPageThroughEveryDeviceOnceInImeiOrder) {
   for (int i = 0; i < 7; ++i) {
     const std::string id = "35630704244101" + std::to_string(i);
     fleet.push_back(std::make_unique<answering_device>(gateway_.port, id, "x"));
-    ASSERT_TRUE(fleet.back()->accepted());
+    ASSERT_TRUE(ready(*fleet.back()));
     expected.insert(id);
   }
   std::vector<std::string> seen;
@@ -299,7 +312,7 @@ TEST_F(ApiEndToEnd, DevicesPageThroughEveryDeviceOnceInImeiOrder) {
 TEST_F(ApiEndToEnd, RecordsOfOneDeviceComeOldestFirstWithTimesAsStrings) {
   answering_device d(gateway_.port, imei, "x");
   answering_device other(gateway_.port, "356307042441014", "x");
-  ASSERT_TRUE(d.accepted() && other.accepted());
+  ASSERT_TRUE(ready(d) && ready(other));
   d.send_records(3, 1700000000000);
   other.send_records(2, 1700000100000);
   ASSERT_TRUE(eventually(
@@ -418,7 +431,7 @@ class sse_client {
 
 TEST_F(ApiEndToEnd, EventsResumeFromLastEventIdWithoutAGap) {
   answering_device d(gateway_.port, imei, "x");
-  ASSERT_TRUE(d.accepted());
+  ASSERT_TRUE(ready(d));
   std::string last;
   std::set<std::string> ts;
   {
@@ -457,7 +470,7 @@ TEST_F(ApiEndToEnd, EventsTellSessionChangesAndCommandOutcomes) {
   sse_client events(api_.port, ops_, "?types=session,command");
   ASSERT_TRUE(events.opened()) << events.received();
   answering_device d(gateway_.port, imei, "OK");
-  ASSERT_TRUE(d.accepted());
+  ASSERT_TRUE(ready(d));
   const auto a = call("POST", std::string("/v1/devices/") + imei + "/commands?wait=60",
                       "/v1/devices/{imei}/commands", R"({"text":"getinfo"})");
   ASSERT_EQ(a.status, 200) << a.body;
