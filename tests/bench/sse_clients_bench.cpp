@@ -164,7 +164,11 @@ int main(int argc, char** argv) {
     const std::string request = "GET /v1/events" + query +
                                 " HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer " + token +
                                 "\r\nAccept: text/event-stream\r\n\r\n";
-    (void)::send(c.fd, request.data(), request.size(), MSG_NOSIGNAL);
+    if (::send(c.fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(request.size())) {
+      std::perror("send");
+      return 1;
+    }
   }
   std::vector<std::int64_t> delays;
   std::vector<pollfd> fds(clients.size());
