@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validateDocument, answerValidator } from './openapi_validator.mjs';
+import { u, frame } from '../support/teltonika_frame.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { EventSource } = createRequire(path.join(here, 'npm', 'package.json'))('eventsource');
@@ -52,21 +53,6 @@ function start(argv, name) {
   return child;
 }
 
-function crc16ibm(buf) {
-  let crc = 0;
-  for (const b of buf) {
-    crc ^= b;
-    for (let i = 0; i < 8; i++) crc = crc & 1 ? (crc >>> 1) ^ 0xa001 : crc >>> 1;
-  }
-  return crc;
-}
-function u(n, bytes) {
-  const out = Buffer.alloc(bytes);
-  let v = BigInt(n);
-  for (let i = bytes - 1; i >= 0; i--, v >>= 8n) out[i] = Number(v & 0xffn);
-  return out;
-}
-const frame = (data) => Buffer.concat([u(0, 4), u(data.length, 4), data, u(crc16ibm(data), 4)]);
 // Codec 8, one record at `ts`, no IO element.
 const avl = (ts) => frame(Buffer.concat([u(8, 1), u(1, 1), u(ts, 8), u(1, 1), u(0, 15), u(0, 6), u(1, 1)]));
 

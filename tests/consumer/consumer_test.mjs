@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { u, frame as tcpFrame } from '../support/teltonika_frame.mjs';
 
 const tgw = process.argv[2] ?? process.env.TGW_BINARY;
 if (!tgw) throw new Error('usage: node consumer_test.mjs /path/to/tgw');
@@ -22,25 +23,7 @@ const nx11 = Buffer.from('9007199254740993', 'hex');  // hex all digits, on the 
 const nx66 = Buffer.from([0x12, 0x34]);
 const reply = Buffer.from([0xc5, 0x01, 0x1b, 0x5b, 0x32, 0x4a, 0xff, 0x00, 0x5a]);
 
-function crc16ibm(buf) {
-  let crc = 0;
-  for (const b of buf) {
-    crc ^= b;
-    for (let i = 0; i < 8; i++) crc = crc & 1 ? (crc >>> 1) ^ 0xa001 : crc >>> 1;
-  }
-  return crc;
-}
 
-function u(n, bytes) {
-  const out = Buffer.alloc(bytes);
-  let v = BigInt(n);
-  for (let i = bytes - 1; i >= 0; i--, v >>= 8n) out[i] = Number(v & 0xffn);
-  return out;
-}
-
-function tcpFrame(data) {
-  return Buffer.concat([u(0, 4), u(data.length, 4), data, u(crc16ibm(data), 4)]);
-}
 
 // Codec 8 Extended: per record IO 1 twice (0, 1), IO 72 = 3000 (a Dallas sensor not
 // connected), IO 11 = 2^53 + 1 (8 bytes) and NX on 11 and 66.
