@@ -5,6 +5,7 @@
 
 #include "infra/api/api_json.hpp"
 #include "infra/api/event_cursor.hpp"
+#include "infra/log/log_budget.hpp"
 
 namespace tgw::infra::api {
 namespace {
@@ -30,8 +31,13 @@ class once_answer {
 
 response unavailable(const std::string& why) {
   // Redis' own words go no further than this: a client learns that the store failed,
-  // an operator reads the rest in the metrics and logs of the process.
-  (void)why;
+  // the operator reads why in this line (within a budget: clients choose how often
+  // they ask while Redis is down).
+  static infra::log_budget store_failure_log{"api store failure", infra::log_kind::refusal};
+  store_failure_log.log(spdlog::level::warn,
+                        "api: a request failed on the store: {}; check that Redis is "
+                        "reachable and that the API's user may run its commands",
+                        why);
   response r = error_response(503, "unavailable",
                               "the store (Redis) cannot be reached now; try again shortly");
   r.headers.emplace_back("Retry-After", "1");
