@@ -16,17 +16,42 @@ local function later(x, y)
   return x > y
 end
 
+-- How many of a device's latest accepted packets a resend is recognised among.
+local RECENT_FINGERPRINTS = 8
+
+-- Whether fingerprint fp is in `recent` (space-separated, newest first).
+local function among(recent, fp)
+  return recent ~= false and recent ~= nil and
+      string.find(' ' .. recent .. ' ', ' ' .. fp .. ' ', 1, true) ~= nil
+end
+
+-- `recent` with fp in front, the oldest beyond RECENT_FINGERPRINTS dropped.
+local function remember(recent, fp)
+  local out = {fp}
+  if recent then
+    for f in string.gmatch(recent, '%S+') do
+      if #out == RECENT_FINGERPRINTS then break end
+      out[#out + 1] = f
+    end
+  end
+  return table.concat(out, ' ')
+end
+
 -- Persists one packet. `a` is the ARGV table and `o` the index of the packet's first
 -- argument (imei); returns the number of records stored, or -1 for a resend.
 -- ARGV from o: imei fingerprint n_records codec, then per record: ts priority lon lat
 -- alt angle sats speed event_io io_json generation_type. A packet whose fingerprint
--- equals the last accepted one is a resend after a lost ACK: acknowledged again, not
--- stored. Entries carry the format version `v` (docs/TELEMETRY.md).
+-- is one of the device's last RECENT_FINGERPRINTS accepted ones is a resend after a
+-- lost ACK: acknowledged again, not stored. Not only the latest: a copy of an older
+-- packet can arrive after a newer one, from a session the device has left (an
+-- instance paused, or a write retried after a failover) while the device went on
+-- elsewhere. Entries carry the format version `v` (docs/TELEMETRY.md).
 local function persist_one(ctx, journal, device, a, o)
   local imei, fp, count, codec = a[o], a[o + 1], a[o + 2], a[o + 3]
   local n = tonumber(count)
-  local seen = redis.call('HMGET', device, 'last_fingerprint', 'records_total')
-  if seen[1] == fp then
+  local seen = redis.call('HMGET', device, 'last_fingerprint', 'records_total',
+                          'recent_fingerprints')
+  if seen[1] == fp or among(seen[3], fp) then
     redis.call('XADD', journal, 'MAXLEN', '~', ctx.journal_maxlen, '*', 'type', 'packet_resent',
                'at_ms', ctx.now, 'instance', ctx.instance, 'fingerprint', fp, 'records', count)
     redis.call('HSET', device, 'last_seen_ms', ctx.now)
@@ -58,7 +83,8 @@ local function persist_one(ctx, journal, device, a, o)
              'lon', a[newest + 3], 'lat', a[newest + 4], 'speed', a[newest + 8],
              'satellites', a[newest + 7])
   -- One HSET folds the event into the projection, records_total included.
-  redis.call('HSET', device, 'last_fingerprint', fp, 'last_seen_ms', ctx.now,
+  redis.call('HSET', device, 'last_fingerprint', fp,
+             'recent_fingerprints', remember(seen[3], fp), 'last_seen_ms', ctx.now,
              'last_ts', a[newest + 1], 'lon', a[newest + 3], 'lat', a[newest + 4],
              'speed', a[newest + 8], 'satellites', a[newest + 7], 'instance', ctx.instance,
              'records_total', (tonumber(seen[2]) or 0) + n)

@@ -46,7 +46,7 @@ std::vector<write_outcome> memory_telemetry_store::write_batch(const std::vector
 write_outcome memory_telemetry_store::persist(const packet_job& job, std::int64_t now) {
   const std::string n = std::to_string(job.records.size());
   const auto known = devices_.find(job.imei);
-  if (known != devices_.end() && known->second.last_fingerprint == job.fingerprint) {
+  if (known != devices_.end() && recently_accepted(known->second, job.fingerprint)) {
     append(job.imei, {{"type", "packet_resent"},
                       {"at_ms", std::to_string(now)},
                       {"instance", instance_},

@@ -19,7 +19,7 @@ struct journal_entry {
 };
 
 /// A telemetry store in memory that does what the tgw_gateway Redis functions do: a
-/// packet whose fingerprint equals the device's last accepted one is journaled as
+/// packet whose fingerprint is among the device's last accepted ones is journaled as
 /// packet_resent and not stored; any other is stored and journaled as
 /// records_accepted with the same fields, rendered to the same strings; events are
 /// appended as given; the device projection is folded with telemetry::apply. The

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,6 +26,9 @@ struct device_projection {
   std::optional<std::string> connected_ms;
   std::optional<std::int64_t> records_at_connect;
   std::optional<std::string> last_fingerprint;
+  /// The fingerprints of the device's last recent_fingerprint_count accepted packets,
+  /// newest first, space-separated: a packet among them is a resend.
+  std::optional<std::string> recent_fingerprints;
   std::optional<std::string> last_ts;  ///< The newest record's time (`pos_ts`).
   std::optional<std::string> lon;
   std::optional<std::string> lat;
@@ -34,6 +38,14 @@ struct device_projection {
 
   friend bool operator==(const device_projection&, const device_projection&) = default;
 };
+
+/// How many of a device's latest accepted packets a resend is recognised among
+/// (RECENT_FINGERPRINTS in gateway_library.lua).
+inline constexpr std::size_t recent_fingerprint_count = 8;
+
+/// Whether a packet with `fingerprint` is one the device had accepted lately (the
+/// latest or one of recent_fingerprints): a resend, acknowledged again, not stored.
+[[nodiscard]] bool recently_accepted(const device_projection& p, const std::string& fingerprint);
 
 /// Folds one journal event into `p`. Unknown event types and events that do not
 /// change the projection leave it as it is, so journals written by newer gateways

@@ -70,12 +70,27 @@ TEST(Projection, RecordsAcceptedSetsThePositionAndSumsRecords) {
                                    {"connected_ms", "100"},
                                    {"records_at_connect", "0"},
                                    {"last_fingerprint", "bb"},
+                                   {"recent_fingerprints", "bb aa"},
                                    {"last_ts", "1700000002000"},
                                    {"lon", "25.2616688"},
                                    {"lat", "54.6992512"},
                                    {"speed", "41"},
                                    {"satellites", "9"},
                                    {"records_total", "5"}}));
+}
+
+// The resend window: the last eight accepted packets, newest first, as the Lua's
+// remember() keeps them; an older one is no longer recognised.
+TEST(Projection, TheLastEightAcceptedPacketsAreRecognisedAsResends) {
+  device_projection p;
+  EXPECT_FALSE(recently_accepted(p, "f1"));
+  for (int i = 1; i <= 9; ++i)
+    telemetry::apply(p, accepted(std::to_string(100 + i), "f" + std::to_string(i), "1", "7"));
+  EXPECT_EQ(p.recent_fingerprints, "f9 f8 f7 f6 f5 f4 f3 f2");
+  EXPECT_TRUE(recently_accepted(p, "f9"));
+  EXPECT_TRUE(recently_accepted(p, "f2"));
+  EXPECT_FALSE(recently_accepted(p, "f1"));
+  EXPECT_FALSE(recently_accepted(p, "f")) << "a whole fingerprint, not a part of one";
 }
 
 TEST(Projection, AResendTouchesOnlyLastSeen) {
