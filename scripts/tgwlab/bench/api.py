@@ -53,9 +53,14 @@ class Api:
         return r.status, r.read()
 
 
-def start_redis(procs, port, tmp):
-    procs.start(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "no", "--dir", tmp], log="redis.log")
+def on_cores(argv, cores):
+    """argv run on the given CPUs only (taskset's list, "0"), or anywhere when None."""
+    return ["taskset", "-c", cores, *argv] if cores else list(argv)
+
+
+def start_redis(procs, port, tmp, cores=None):
+    procs.start(on_cores(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save",
+                          "", "--appendonly", "no", "--dir", tmp], cores), log="redis.log")
     wait_until(lambda: redis_client.ping(port), 5)
 
 
@@ -247,23 +252,33 @@ def events_phase(a, tgw, sse, out, tmp):
     procs = Group(out)
     redis_port, gw_port, api_port, metrics_port = common.fresh_ports(4)
     raise_file_limit()
+    # --split-cores: Redis, the gateway and the fleet on CPU 0; the API, its clients and
+    # this script on CPU 1. The API's CPU then takes nothing from the gateway's core, and
+    # what its load still costs the gateway goes through Redis, which they share.
+    gw_cores = "0" if a.split_cores else None
+    affinity = os.sched_getaffinity(0)
+    if a.split_cores:
+        os.sched_setaffinity(0, {1})
     with common.stopping(procs, None, grace=1):
-        start_redis(procs, redis_port, tmp)
-        gateway = procs.start([tgw, "serve", "--port", str(gw_port), "--bind", "127.0.0.1",
-                               "--redis", f"redis://127.0.0.1:{redis_port}", "--metrics-addr",
-                               f"127.0.0.1:{metrics_port}", "--instance-id", "bench-events",
-                               "--log-level", "warn"], log="gateway.log")
+        start_redis(procs, redis_port, tmp, gw_cores)
+        gateway = procs.start(on_cores([tgw, "serve", "--port", str(gw_port), "--bind",
+                                        "127.0.0.1", "--redis", f"redis://127.0.0.1:{redis_port}",
+                                        "--metrics-addr", f"127.0.0.1:{metrics_port}",
+                                        "--instance-id", "bench-events", "--log-level", "warn"],
+                                       gw_cores), log="gateway.log")
         wait_until(lambda: redis_client.ping(redis_port), 5)
         devices = a.records // 10
         progress_log = os.path.join(out, "simulate-progress.jsonl")
         # The progress log's times are seconds from the simulator's start.
         sim_started = time.time()
         with open(os.path.join(out, "simulate-events.out"), "wb") as sout:
-            procs.start([tgw, "simulate", "--count", str(devices), "--target",
-                         f"127.0.0.1:{gw_port}", "--records-per-packet", "10", "--send-interval",
-                         "1s", "--ramp-up", "5s", "--imei-base", str(IMEI_BASE),
-                         "--source-spread", str(common.source_spread(devices, 4)),
-                         "--progress-log", progress_log], stdout=sout, stderr=subprocess.STDOUT)
+            procs.start(on_cores([tgw, "simulate", "--count", str(devices), "--target",
+                                  f"127.0.0.1:{gw_port}", "--records-per-packet", "10",
+                                  "--send-interval", "1s", "--ramp-up", "5s", "--imei-base",
+                                  str(IMEI_BASE), "--source-spread",
+                                  str(common.source_spread(devices, 4)), "--progress-log",
+                                  progress_log], gw_cores),
+                        stdout=sout, stderr=subprocess.STDOUT)
         tokens = os.path.join(tmp, "tokens-events")
         secret = token(tgw, tokens)
         api = start_api(procs, tgw, api_port, redis_port, tokens,
@@ -319,9 +334,11 @@ def events_phase(a, tgw, sse, out, tmp):
                                          loaded_window)
             pairs.append({"idle": idle, "loaded": loaded, "loaded_pages": stats.get("pages", 0),
                           "loaded_event_clients": sse_small})
+        os.sched_setaffinity(0, affinity)
         return {"records_per_s_asked": a.records, "devices": devices,
-                "no_event_client": none, "with_event_clients": with_clients,
-                "event_clients": clients, "gateway_pairs": pairs}
+                "split_cores": a.split_cores, "no_event_client": none,
+                "with_event_clients": with_clients, "event_clients": clients,
+                "gateway_pairs": pairs}
 
 
 def summary(r, date, ncpu, cpu):
@@ -360,6 +377,9 @@ def summary(r, date, ncpu, cpu):
                    f"{cl['events_per_client_min']:,} to {cl['events_per_client_max']:,}; delay from "
                    f"storing p50 {cl['delay_ms']['p50']} ms, p99 {cl['delay_ms']['p99']} ms; cut "
                    f"{cl['cut']}; api {w['cpu_percent'].get('api')} % CPU")
+        if e.get("split_cores"):
+            out.append("  (--split-cores: Redis, the gateway and the fleet on CPU 0; the API and "
+                       "its clients on CPU 1)")
         for i, p in enumerate(e["gateway_pairs"]):
             out.append(f"  pair {i + 1}: ACK p99 idle {p['idle']['ack'].get('ack_p99_ms')} ms / "
                        f"loaded {p['loaded']['ack'].get('ack_p99_ms')} ms; gateway CPU/packet idle "
@@ -369,7 +389,7 @@ def summary(r, date, ncpu, cpu):
 
 
 def main(a):
-    common.need(PROG, ["redis-server", "cmake"])
+    common.need(PROG, ["redis-server", "cmake"] + (["taskset"] if a.split_cores else []))
     os.chdir(ROOT)
     build = a.build_dir
     if a.build:
