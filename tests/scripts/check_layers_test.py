@@ -98,6 +98,19 @@ class CheckLayers(unittest.TestCase):
                       "includes actors/gateway/, actors/gateway/g.cpp:1 includes "
                       "actors/commands/)", out)
 
+    def test_an_adapter_in_the_actors_is_named(self):
+        code, out = run({
+            "actors/gateway/w.cpp": '#include "actors/ports/p.hpp"\n#include "infra/redis/connection.hpp"\n',
+            "actors/registry/r.hpp": '#include "infra/registry/heartbeat_holder.hpp"\n',
+        })
+        self.assertEqual(code, 1)
+        self.assertEqual(len(out.splitlines()), 2, out)
+        self.assertIn("actors/gateway/w.cpp:2: includes infra/redis/connection.hpp, an adapter: "
+                      "actors include only codecs, the utilities, actors/ports and actors/domain",
+                      out)
+        self.assertIn("actors/registry/r.hpp:1: includes infra/registry/heartbeat_holder.hpp, "
+                      "an adapter", out)
+
     def test_the_utilities_an_actor_may_include_pass(self):
         code, out = run({
             "actors/gateway/s.cpp": '#include "infra/metrics/gateway_counters.hpp"\n'
@@ -149,6 +162,14 @@ class CheckLinks(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertIn("tgw_redis (infra/redis) links tgw_actors (actors): infra adapters may not "
                       "depend on actors", out)
+
+    def test_an_adapter_linked_by_the_actors_is_named(self):
+        tree = dict(TREE)
+        code, out = run(tree, TARGETS.replace("tgw_actors actors tgw_ports tgw_metrics",
+                                              "tgw_actors actors tgw_ports tgw_metrics tgw_net"))
+        self.assertEqual(code, 1)
+        self.assertIn("tgw_actors (actors) links tgw_net (infra/net), an adapter: actors include "
+                      "only codecs", out)
 
     def test_a_cycle_is_named(self):
         tree = dict(TREE)
