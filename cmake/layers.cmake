@@ -1,18 +1,22 @@
 # One static library per source folder, and the check that the link graph between them
 # follows the layers (docs/ARCHITECTURE.md).
 
-# tgw_folder_library(<folder> [SOURCES extra...] [EXCLUDE file...]
+# tgw_folder_library(<folder> [SOURCES extra...] [EXCLUDE file...] [EXCLUDE_FOLDERS sub...]
 #                    [PUBLIC dep...] [PRIVATE dep...])
 # Builds every .cpp under <folder> (relative to the source root) into the static library
-# tgw_<last path component>: infra/net is tgw_net, actors is tgw_actors. A dependency is
+# tgw_<last path component>: infra/net is tgw_net, actors is tgw_actors. A subfolder that
+# is a library of its own (actors/ports) is named in EXCLUDE_FOLDERS. A dependency is
 # PUBLIC when the folder's headers include it, PRIVATE when only its sources do.
 function(tgw_folder_library folder)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;EXCLUDE;PUBLIC;PRIVATE")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;EXCLUDE;EXCLUDE_FOLDERS;PUBLIC;PRIVATE")
   get_filename_component(name ${folder} NAME)
   set(target tgw_${name})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${folder}/*.cpp)
   foreach(excluded IN LISTS arg_EXCLUDE)
     list(REMOVE_ITEM sources ${PROJECT_SOURCE_DIR}/${folder}/${excluded})
+  endforeach()
+  foreach(excluded IN LISTS arg_EXCLUDE_FOLDERS)
+    list(FILTER sources EXCLUDE REGEX "^${PROJECT_SOURCE_DIR}/${folder}/${excluded}/")
   endforeach()
   add_library(${target} STATIC ${sources} ${arg_SOURCES})
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})

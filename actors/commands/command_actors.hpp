@@ -17,8 +17,7 @@ namespace tgw::actors::commands {
 /// session's interface (actors/gateway/gateway_actors.hpp) lists this message too, so
 /// a session handle converts to this one, and the commands need nothing else of the
 /// gateway: the gateway depends on the commands, never the other way round.
-using command_target_actor =
-    caf::typed_actor<caf::reacts_to<command_atom, infra::commands::command_entry>>;
+using command_target_actor = caf::typed_actor<caf::reacts_to<command_atom, ports::command_entry>>;
 
 /// The stream reader (command_reader.hpp). Its only message is its own loop, so the
 /// loop is its public interface too: CAF 0.17 has no typed handle with no message
@@ -32,7 +31,7 @@ using command_reader_actor = caf::typed_actor<
 using command_responder_actor = caf::typed_actor<
     // A session resolved a command: publish the terminal response with its journal
     // event and the XACK.
-    caf::reacts_to<resolve_atom, infra::commands::command_entry, infra::commands::resolution>,
+    caf::reacts_to<resolve_atom, ports::command_entry, ports::resolution>,
     // A device connected: move its offline queue into this instance's stream.
     caf::reacts_to<drain_off_atom, std::string>,
     // At shutdown: answered once everything sent before it is handled; true when

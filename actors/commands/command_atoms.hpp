@@ -3,7 +3,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 
-#include "infra/commands/command_store.hpp"
+#include "actors/ports/command_store.hpp"
 
 /// The atoms of the outbound-command actors, and the types their messages carry, all
 /// local to one process. What each message means is said at the interface that takes
@@ -33,10 +33,10 @@ using flush_atom = caf::atom_constant<caf::atom("batchflush")>;
 /// (retry_atom): the responder's backoff is over; it publishes again what Redis refused.
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
 /// (settle_atom): the responder looks whether its failure spell has ended
-/// (infra::health::failure_log::settled).
+/// (domain::failure_log::settled).
 using settle_atom = caf::atom_constant<caf::atom("settle")>;
 
 }  // namespace tgw::actors::commands
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::commands::command_entry)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::commands::resolution)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::ports::command_entry)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::ports::resolution)

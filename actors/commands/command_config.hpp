@@ -11,7 +11,7 @@ struct reader_config {
   std::chrono::milliseconds block{1000};  ///< XREADGROUP BLOCK
   std::size_t count = 16;                 ///< XREADGROUP COUNT
   std::chrono::milliseconds max_backoff{5000};
-  /// A failure that goes on is logged again at most this often (infra::health::failure_log).
+  /// A failure that goes on is logged again at most this often (domain::failure_log).
   std::chrono::milliseconds failure_log_interval{30'000};
   std::int64_t journal_maxlen = 1000;
 };
@@ -20,7 +20,7 @@ struct reader_config {
 struct responder_config {
   std::int64_t journal_maxlen = 1000;
   std::chrono::milliseconds max_backoff{5000};
-  /// A failure that goes on is logged again at most this often (infra::health::failure_log).
+  /// A failure that goes on is logged again at most this often (domain::failure_log).
   std::chrono::milliseconds failure_log_interval{30'000};
 };
 

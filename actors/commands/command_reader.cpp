@@ -6,14 +6,13 @@
 #include <caf/all.hpp>
 
 #include "actors/commands/command_atoms.hpp"
-#include "infra/commands/command_library.hpp"
-#include "infra/health/failure_log.hpp"
+#include "actors/domain/failure_log.hpp"
 
 namespace tgw::actors::commands {
 namespace {
 
-using infra::commands::command_entry;
-using infra::commands::resolution;
+using ports::command_entry;
+using ports::resolution;
 
 std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -25,24 +24,24 @@ std::int64_t unix_now() {
 
 command_reader_actor::behavior_type command_reader(
     command_reader_actor::stateful_pointer<reader_state> self, const reader_config& config,
-    const std::shared_ptr<infra::commands::command_store>& store,
+    const std::shared_ptr<ports::command_store>& store,
     const std::shared_ptr<const session_lookup>& sessions,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   // The actor's own: its handlers run only while it does.
   reader_state* state = &self->state;
-  state->log.emplace(infra::health::failure_log::settings{
-      "command reader", "commands wait in this instance's stream", "read(s) failed",
-      config.failure_log_interval});
+  state->log.emplace(domain::failure_log::settings{"command reader",
+                                                   "commands wait in this instance's stream",
+                                                   "read(s) failed", config.failure_log_interval});
 
   // Answers an entry no session will take, acknowledging it in the same step.
   auto refuse = [config, store, counters](const command_entry& e, std::string reason) {
-    std::string error;
+    ports::store_failure error;
     counters->commands_refused.fetch_add(1, std::memory_order_relaxed);
     spdlog::info("device {}: command {} failed: {}", e.target_imei.empty() ? "?" : e.target_imei,
                  e.command_id.empty() ? e.entry_id : e.command_id, reason);
     if (!store->resolve(e, resolution{"failed", "", reason}, error, config.journal_maxlen)) {
       // Left pending: re-read and answered after the reconnect.
-      spdlog::warn("commands: cannot answer entry {}: {}", e.entry_id, error);
+      spdlog::warn("commands: cannot answer entry {}: {}", e.entry_id, error.text());
       return false;
     }
     counters->command_outcomes[infra::metrics::command_outcome_index("failed", reason)].fetch_add(
@@ -76,32 +75,30 @@ command_reader_actor::behavior_type command_reader(
     std::vector<const command_entry*> events;
     events.reserve(deliverable.size());
     for (const auto& [session, e] : deliverable) events.push_back(e);
-    const std::vector<infra::commands::dispatch_outcome> journaled =
+    const std::vector<ports::dispatch_outcome> journaled =
         store->dispatched_all(events, config.journal_maxlen);
     for (std::size_t i = 0; i < deliverable.size(); ++i) {
       auto& [session, e] = deliverable[i];
-      if (journaled[i].status == infra::commands::dispatch_status::answered_already) {
+      if (journaled[i].status == ports::dispatch_status::answered_already) {
         // Answered already: a copy a janitor re-routed from an instance that died after
         // its device answered the original. Dropped from the stream, not delivered.
-        std::string error;
+        ports::store_failure error;
         if (!store->resolve(*e, resolution{"failed", "", "answered_already"}, error,
                             config.journal_maxlen))
           // Left pending: re-read and answered after the next reconnect.
-          spdlog::warn("commands: cannot drop answered copy {}: {}", e->entry_id, error);
+          spdlog::warn("commands: cannot drop answered copy {}: {}", e->entry_id, error.text());
         continue;
       }
-      if (journaled[i].status == infra::commands::dispatch_status::not_journaled)
+      if (journaled[i].status == ports::dispatch_status::not_journaled)
         spdlog::warn("device {}: command {} delivered without its dispatch event: {}",
-                     e->target_imei, e->command_id, journaled[i].error);
+                     e->target_imei, e->command_id, journaled[i].failure.text());
       state->with_sessions.insert(e->entry_id);
       caf::anon_send(session, command_atom::value, std::move(*e));
     }
   };
 
-  auto failed = [self, config, state](const std::string& error) {
-    state->log->failed(infra::health::classify_redis_failure(
-                           error, false, infra::commands::command_library_source()),
-                       1, infra::health::clock::now());
+  auto failed = [self, config, state](const ports::store_failure& error) {
+    state->log->failed(error.cause, 1, domain::clock::now());
     state->caught_up = false;
     self->delayed_send(self, state->backoff, read_atom::value);
     state->backoff = std::min(state->backoff * 2, config.max_backoff);
@@ -110,7 +107,7 @@ command_reader_actor::behavior_type command_reader(
   self->send(self, read_atom::value);
   return {
       [self, config, store, state, dispatch, failed](read_atom) {
-        std::string error;
+        ports::store_failure error;
         if (!state->caught_up) {
           if (!store->prepare(error)) return failed(error);
           auto pending = store->read_pending(error);
@@ -127,7 +124,7 @@ command_reader_actor::behavior_type command_reader(
           if (!unseen.empty())
             spdlog::info("commands: {} pending command(s) re-read", unseen.size());
           dispatch(unseen);
-          state->log->succeeded(infra::health::clock::now());
+          state->log->succeeded(domain::clock::now());
           state->backoff = std::chrono::milliseconds{100};
           state->caught_up = true;
         }

@@ -9,8 +9,8 @@
 #include "actors/commands/command_actors.hpp"
 #include "actors/commands/command_config.hpp"
 #include "actors/commands/session_lookup.hpp"
-#include "infra/commands/command_store.hpp"
-#include "infra/health/failure_log.hpp"
+#include "actors/domain/failure_log.hpp"
+#include "actors/ports/command_store.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 
 namespace tgw::actors::commands {
@@ -20,7 +20,7 @@ struct reader_state {
   static constexpr const char* name = "command-reader";
   // Set when the actor starts: CAF 0.17 builds a state from the actor alone, and a
   // failure log takes its settings at construction.
-  std::optional<infra::health::failure_log> log;
+  std::optional<domain::failure_log> log;
   bool caught_up = false;  ///< Pending entries re-read since the last failure.
   std::chrono::milliseconds backoff{100};
   /// Entries handed to sessions and not yet seen resolved: a pending re-read skips
@@ -38,7 +38,7 @@ struct reader_state {
 /// between two reads, so the entry in hand is always finished. Spawn it detached.
 command_reader_actor::behavior_type command_reader(
     command_reader_actor::stateful_pointer<reader_state> self, const reader_config& config,
-    const std::shared_ptr<infra::commands::command_store>& store,
+    const std::shared_ptr<ports::command_store>& store,
     const std::shared_ptr<const session_lookup>& sessions,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters);
 

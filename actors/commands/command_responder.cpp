@@ -8,24 +8,23 @@
 #include <caf/all.hpp>
 
 #include "actors/commands/command_atoms.hpp"
-#include "infra/commands/command_library.hpp"
-#include "infra/health/failure_log.hpp"
+#include "actors/domain/failure_log.hpp"
 
 namespace tgw::actors::commands {
 namespace {
 
-using infra::commands::command_entry;
-using infra::commands::resolution;
+using ports::command_entry;
+using ports::resolution;
 
 }  // namespace
 
 command_responder_self_actor::behavior_type command_responder(
     command_responder_self_actor::stateful_pointer<responder_state> self,
-    const responder_config& config, const std::shared_ptr<infra::commands::command_store>& store,
+    const responder_config& config, const std::shared_ptr<ports::command_store>& store,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   // The actor's own: its handlers run only while it does.
   responder_state* state = &self->state;
-  state->log.emplace(infra::health::failure_log::settings{
+  state->log.emplace(domain::failure_log::settings{
       "command responses", "publishers wait for the answers of commands",
       "response(s) not published", config.failure_log_interval});
 
@@ -41,12 +40,13 @@ command_responder_self_actor::behavior_type command_responder(
         std::make_move_iterator(state->unpublished.begin()),
         std::make_move_iterator(state->unpublished.end()));
     state->unpublished.clear();
-    const std::vector<std::string> errors = store->resolve_all(batch, config.journal_maxlen);
+    const std::vector<ports::store_failure> errors =
+        store->resolve_all(batch, config.journal_maxlen);
     std::deque<std::pair<command_entry, resolution>> refused;
-    std::string last_error;
+    ports::store_failure last_error;
     for (std::size_t i = 0; i < batch.size(); ++i) {
       auto& item = batch[i];
-      if (errors[i].empty()) {
+      if (!errors[i].failed()) {
         counters->commands_resolved.fetch_add(1, std::memory_order_relaxed);
         counters
             ->command_outcomes[infra::metrics::command_outcome_index(item.second.status,
@@ -64,7 +64,7 @@ command_responder_self_actor::behavior_type command_responder(
       state->backoff = std::chrono::milliseconds{100};
       // A success soon after a failure ends the spell only once no failure followed
       // for a while: look again then, as no later success may come.
-      if (const auto settle_in = state->log->succeeded(infra::health::clock::now());
+      if (const auto settle_in = state->log->succeeded(domain::clock::now());
           settle_in > settle_in.zero() && !state->settle_queued) {
         state->settle_queued = true;
         self->delayed_send(self, settle_in, settle_atom::value);
@@ -73,10 +73,7 @@ command_responder_self_actor::behavior_type command_responder(
     }
     counters->command_redis_errors.fetch_add(1, std::memory_order_relaxed);
     // Kept and retried; the log says so once per spell, not once per retry.
-    state->log->failed(
-        infra::health::classify_redis_failure(last_error, last_error.starts_with("replicas:"),
-                                              infra::commands::command_library_source()),
-        refused.size(), infra::health::clock::now());
+    state->log->failed(last_error.cause, refused.size(), domain::clock::now());
     // Refused ones go back in front of anything that arrived meanwhile: order kept.
     for (auto it = refused.rbegin(); it != refused.rend(); ++it)
       state->unpublished.push_front(std::move(*it));
@@ -98,7 +95,7 @@ command_responder_self_actor::behavior_type command_responder(
       [flush](flush_atom) { flush(); },
       [self, state](settle_atom) {
         // A failure and a success since it was scheduled move the end later: look again.
-        const auto again = state->log->settled(infra::health::clock::now());
+        const auto again = state->log->settled(domain::clock::now());
         if (again > again.zero())
           self->delayed_send(self, again, settle_atom::value);
         else
@@ -109,10 +106,10 @@ command_responder_self_actor::behavior_type command_responder(
         flush();
       },
       [store](drain_off_atom, const std::string& imei) {
-        std::string error;
+        ports::store_failure error;
         const auto moved = store->drain_offline(imei, error);
         if (!moved)
-          spdlog::warn("device {}: offline commands not moved: {}", imei, error);
+          spdlog::warn("device {}: offline commands not moved: {}", imei, error.text());
         else if (*moved > 0)
           spdlog::info("device {}: {} queued offline command(s) to deliver", imei, *moved);
       },

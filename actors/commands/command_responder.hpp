@@ -8,8 +8,8 @@
 
 #include "actors/commands/command_actors.hpp"
 #include "actors/commands/command_config.hpp"
-#include "infra/commands/command_store.hpp"
-#include "infra/health/failure_log.hpp"
+#include "actors/domain/failure_log.hpp"
+#include "actors/ports/command_store.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 
 namespace tgw::actors::commands {
@@ -19,9 +19,9 @@ struct responder_state {
   static constexpr const char* name = "command-responder";
   // Set when the actor starts: CAF 0.17 builds a state from the actor alone, and a
   // failure log takes its settings at construction.
-  std::optional<infra::health::failure_log> log;
+  std::optional<domain::failure_log> log;
   /// Outcomes not yet published, oldest first (including ones Redis refused).
-  std::deque<std::pair<infra::commands::command_entry, infra::commands::resolution>> unpublished;
+  std::deque<std::pair<ports::command_entry, ports::resolution>> unpublished;
   bool flush_queued = false;
   bool backing_off = false;
   bool settle_queued = false;
@@ -38,7 +38,7 @@ struct responder_state {
 /// Spawn it detached: the store blocks.
 command_responder_self_actor::behavior_type command_responder(
     command_responder_self_actor::stateful_pointer<responder_state> self,
-    const responder_config& config, const std::shared_ptr<infra::commands::command_store>& store,
+    const responder_config& config, const std::shared_ptr<ports::command_store>& store,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters);
 
 }  // namespace tgw::actors::commands

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "actors/ports/command_store.hpp"
 #include "codecs/imei.hpp"
-#include "infra/commands/command_store.hpp"
 
 namespace tgw::actors::commands {
 
-using infra::commands::command_entry;
-using infra::commands::resolution;
+using ports::command_entry;
+using ports::resolution;
 
 /// A command and how it ended.
 struct resolved_command {

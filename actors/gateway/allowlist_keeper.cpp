@@ -9,7 +9,7 @@
 
 namespace tgw::actors::gateway {
 
-allowlist_keeper::allowlist_keeper(std::unique_ptr<infra::net::allowlist_source> source,
+allowlist_keeper::allowlist_keeper(std::unique_ptr<ports::allowlist_source> source,
                                    std::shared_ptr<infra::metrics::gateway_counters> counters)
     : source_(std::move(source)), counters_(std::move(counters)) {}
 
@@ -23,8 +23,12 @@ allowlist_keeper::~allowlist_keeper() {
 }
 
 bool allowlist_keeper::load_first(std::string& error) {
-  auto imeis = source_->load(error);
-  if (!imeis) return false;
+  ports::store_failure failure;
+  auto imeis = source_->load(failure);
+  if (!imeis) {
+    error = failure.text();
+    return false;
+  }
   counters_->allowlist_size.store(static_cast<std::int64_t>(imeis->size()));
   spdlog::info("allowlist: {}, {} IMEIs", source_->describe(), imeis->size());
   list_->replace(std::move(*imeis));
@@ -38,11 +42,11 @@ void allowlist_keeper::watch_sessions(std::shared_ptr<const session_directory> d
 
 bool allowlist_keeper::reload(std::string_view why) {
   const std::lock_guard lock(mutex_);
-  std::string error;
-  auto imeis = source_->load(error);
+  ports::store_failure failure;
+  auto imeis = source_->load(failure);
   if (!imeis) {
     counters_->allowlist_reload_failures.fetch_add(1);
-    spdlog::error("{}: {}; keeping the {} IMEIs in force", why, error, list_->size());
+    spdlog::error("{}: {}; keeping the {} IMEIs in force", why, failure.text(), list_->size());
     return false;
   }
   const auto before = list_->current();

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <thread>
 
-#include "infra/net/allowlist.hpp"
-#include "infra/net/allowlist_source.hpp"
+#include "actors/domain/allowlist.hpp"
+#include "actors/ports/allowlist_source.hpp"
 
 namespace tgw::infra::metrics {
 struct gateway_counters;
@@ -25,7 +25,7 @@ class session_directory;
 /// the main thread (start, SIGHUP) or on the keeper's own refresh thread.
 class allowlist_keeper {
  public:
-  allowlist_keeper(std::unique_ptr<infra::net::allowlist_source> source,
+  allowlist_keeper(std::unique_ptr<ports::allowlist_source> source,
                    std::shared_ptr<infra::metrics::gateway_counters> counters);
   ~allowlist_keeper();
   allowlist_keeper(const allowlist_keeper&) = delete;
@@ -43,12 +43,12 @@ class allowlist_keeper {
   /// Reloads every `period` on a thread of its own until destroyed.
   void refresh_every(std::chrono::seconds period);
 
-  [[nodiscard]] std::shared_ptr<const infra::net::allowlist> list() const { return list_; }
-  [[nodiscard]] const infra::net::allowlist_source& source() const { return *source_; }
+  [[nodiscard]] std::shared_ptr<const domain::allowlist> list() const { return list_; }
+  [[nodiscard]] const ports::allowlist_source& source() const { return *source_; }
 
  private:
-  std::unique_ptr<infra::net::allowlist_source> source_;
-  std::shared_ptr<infra::net::allowlist> list_ = std::make_shared<infra::net::allowlist>();
+  std::unique_ptr<ports::allowlist_source> source_;
+  std::shared_ptr<domain::allowlist> list_ = std::make_shared<domain::allowlist>();
   std::shared_ptr<infra::metrics::gateway_counters> counters_;
   std::mutex mutex_;  ///< One reload at a time; guards directory_.
   std::shared_ptr<const session_directory> directory_;

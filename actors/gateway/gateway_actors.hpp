@@ -25,11 +25,11 @@ using session_actor = caf::typed_actor<
     caf::reacts_to<frame_atom, std::uint8_t, std::uint8_t, std::vector<std::uint8_t>>,
     // The telemetry writer's answer to the oldest packet the session sent it (with
     // ingest_atom): ACK it if it was stored.
-    caf::reacts_to<persisted_atom, infra::telemetry::write_outcome>,
+    caf::reacts_to<persisted_atom, ports::write_outcome>,
     // The allowlist changed: disconnect the device if it is no longer admitted.
     caf::reacts_to<revoke_atom>,
     // The command reader hands the device a command; it is queued for the device.
-    caf::reacts_to<commands::command_atom, infra::commands::command_entry>,
+    caf::reacts_to<commands::command_atom, ports::command_entry>,
     // The connection is gone, for this reason: journal it, unregister, stop.
     caf::reacts_to<closed_atom, std::string>>;
 
@@ -41,16 +41,14 @@ using session_self_actor = session_actor::extend<
 /// One shard of the telemetry writer (telemetry_writer.hpp).
 using telemetry_writer_actor = caf::typed_actor<
     // A UDP device's packet; answered with how its write went.
-    caf::replies_to<persist_atom,
-                    infra::telemetry::packet_job>::with<infra::telemetry::write_outcome>,
+    caf::replies_to<persist_atom, ports::packet_job>::with<ports::write_outcome>,
     // A journal event someone waits for; answered with how its write went.
-    caf::replies_to<event_atom,
-                    infra::telemetry::journal_event>::with<infra::telemetry::write_outcome>,
+    caf::replies_to<event_atom, ports::journal_event>::with<ports::write_outcome>,
     // A session's packet; the session hears how it went as (persisted_atom, outcome),
     // in arrival order.
-    caf::reacts_to<ingest_atom, infra::telemetry::packet_job>,
+    caf::reacts_to<ingest_atom, ports::packet_job>,
     // A journal event no one waits for; a failure is only logged.
-    caf::reacts_to<note_atom, infra::telemetry::journal_event>>;
+    caf::reacts_to<note_atom, ports::journal_event>>;
 
 /// A writer shard as it runs: its public interface and what it sends itself.
 using telemetry_writer_self_actor = telemetry_writer_actor::extend<
@@ -72,7 +70,7 @@ using retention_actor = caf::typed_actor<
 /// UDP ingestion, one actor for every UDP device (udp_ingest.hpp).
 using udp_ingest_actor = caf::typed_actor<
     // A datagram, how to answer its sender, and the sender as ip:port.
-    caf::reacts_to<datagram_atom, std::vector<std::uint8_t>, infra::net::udp_reply, std::string>,
+    caf::reacts_to<datagram_atom, std::vector<std::uint8_t>, ports::udp_reply, std::string>,
     // At shutdown: every UDP device is gone, for this reason.
     caf::reacts_to<closed_atom, std::string>>;
 

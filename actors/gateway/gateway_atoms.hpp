@@ -3,8 +3,8 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 
-#include "infra/net/udp_server_reply.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "actors/ports/telemetry_store.hpp"
+#include "actors/ports/udp_reply.hpp"
 
 /// The atoms of the gateway's actors, and the types their messages carry. All are local
 /// to one process: the store types travel between actors of one instance and are never
@@ -52,7 +52,7 @@ using flush_atom = caf::atom_constant<caf::atom("batchflush")>;
 /// refused and may safely take again.
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
 /// (settle_atom): the writer looks whether a failure spell whose last success came soon
-/// after its last failure has ended (infra::health::failure_log::settled).
+/// after its last failure has ended (domain::failure_log::settled).
 using settle_atom = caf::atom_constant<caf::atom("settle")>;
 /// (retain_atom): the retention actor's timer.
 using retain_atom = caf::atom_constant<caf::atom("retain")>;
@@ -61,7 +61,7 @@ using udp_sweep_atom = caf::atom_constant<caf::atom("udp_sweep")>;
 
 }  // namespace tgw::actors::gateway
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::telemetry::packet_job)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::telemetry::journal_event)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::telemetry::write_outcome)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::infra::net::udp_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::ports::packet_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::ports::journal_event)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::ports::write_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tgw::ports::udp_reply)

@@ -8,11 +8,10 @@
 #include <caf/all.hpp>
 
 #include "actors/gateway/gateway_atoms.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::actors::gateway {
 
-void retention_status::update(infra::telemetry::retention_view view, std::int64_t trimmed) {
+void retention_status::update(ports::retention_view view, std::int64_t trimmed) {
   const std::lock_guard lock(mutex_);
   view_ = std::move(view);
   trimmed_total_ += trimmed;
@@ -23,7 +22,7 @@ void retention_status::add_trimmed(std::int64_t trimmed) {
   trimmed_total_ += trimmed;
 }
 
-infra::telemetry::retention_view retention_status::view() const {
+ports::retention_view retention_status::view() const {
   const std::lock_guard lock(mutex_);
   return view_;
 }
@@ -48,16 +47,15 @@ std::string megabytes(std::int64_t bytes) {
 // trimmed by groups, and left alone it grows until Redis refuses every write (and the
 // XGROUP CREATE of the consumer meant to drain it). Held to the floor, with a warning
 // while it nears it. Returns the entries trimmed.
-std::int64_t hold_ungrouped(const retention_config& config, infra::redis::connection& conn,
-                            const std::string& stream, const infra::telemetry::retention_view& view,
-                            const std::optional<infra::telemetry::memory_use>& memory,
-                            warned_at& warned) {
+std::int64_t hold_ungrouped(const retention_config& config, ports::retention_store& store,
+                            const std::string& stream, const ports::retention_view& view,
+                            const std::optional<ports::memory_use>& memory, warned_at& warned) {
   const auto now = clock::now();
   const std::string redis_memory =
       memory && memory->max > 0 ? fmt::format("; Redis uses {} of its maxmemory {}",
                                               megabytes(memory->used), megabytes(memory->max))
                                 : std::string();
-  if (infra::telemetry::ungrouped_nearing_floor(view, config.ungrouped, memory)) {
+  if (domain::ungrouped_nearing_floor(view, config.ungrouped, memory)) {
     auto [it, first] = warned.try_emplace(stream, now);
     if (first || now - it->second >= config.warn_interval) {
       it->second = now;
@@ -77,12 +75,13 @@ std::int64_t hold_ungrouped(const retention_config& config, infra::redis::connec
     warned.erase(stream);
   }
   if (!config.trim) return 0;
-  const std::int64_t keep = infra::telemetry::ungrouped_keep(view, config.ungrouped, memory);
+  const std::int64_t keep = domain::ungrouped_keep(view, config.ungrouped, memory);
   if (keep >= view.length) return 0;
-  std::string error;
-  const auto removed = infra::telemetry::trim_to_length(conn, stream, keep, error);
+  ports::store_failure failure;
+  const auto removed = store.trim_to_length(stream, keep, failure);
   if (!removed) {
-    spdlog::warn("telemetry retention: trim of {} (no consumer group) failed: {}", stream, error);
+    spdlog::warn("telemetry retention: trim of {} (no consumer group) failed: {}", stream,
+                 failure.text());
     return 0;
   }
   spdlog::warn(
@@ -99,30 +98,30 @@ std::int64_t hold_ungrouped(const retention_config& config, infra::redis::connec
 
 retention_actor::behavior_type retention(retention_actor::pointer self,
                                          const retention_config& config,
-                                         const std::shared_ptr<infra::redis::connection>& conn,
+                                         const std::shared_ptr<ports::retention_store>& store,
                                          const std::shared_ptr<retention_status>& status) {
   self->delayed_send(self, config.interval, retain_atom::value);
   auto warned = std::make_shared<warned_at>();
   return {
-      [self, config, conn, status, warned](retain_atom) {
-        std::vector<infra::telemetry::retention_view> views;
+      [self, config, store, status, warned](retain_atom) {
+        std::vector<ports::retention_view> views;
         std::int64_t trimmed_total = 0;
-        std::optional<std::optional<infra::telemetry::memory_use>> memory;  // read once a pass
+        std::optional<std::optional<ports::memory_use>> memory;  // read once a pass
         for (const std::string& stream : config.streams) {
-          std::string error;
-          auto view = infra::telemetry::read_retention(*conn, stream, error);
+          ports::store_failure failure;
+          auto view = store->read(stream, failure);
           if (!view) {
-            spdlog::warn("telemetry retention: cannot read {}: {}", stream, error);
+            spdlog::warn("telemetry retention: cannot read {}: {}", stream, failure.text());
             break;
           }
           std::int64_t trimmed = 0;
           if (view->groups.empty() && view->length > 0) {
-            if (!memory) memory = infra::telemetry::read_memory(*conn);
-            trimmed = hold_ungrouped(config, *conn, stream, *view, *memory, *warned);
+            if (!memory) memory = store->memory();
+            trimmed = hold_ungrouped(config, *store, stream, *view, *memory, *warned);
           } else if (config.trim) {
-            const auto removed = infra::telemetry::trim_acknowledged(*conn, stream, *view, error);
+            const auto removed = store->trim_acknowledged(stream, *view, failure);
             if (!removed)
-              spdlog::warn("telemetry retention: trim of {} failed: {}", stream, error);
+              spdlog::warn("telemetry retention: trim of {} failed: {}", stream, failure.text());
             else
               trimmed = *removed;
             if (trimmed > 0)
@@ -136,9 +135,8 @@ retention_actor::behavior_type retention(retention_actor::pointer self,
         }
         // A pass that could not read every stream leaves the last full view standing.
         if (views.size() == config.streams.size())
-          status->update(
-              views.size() == 1 ? std::move(views.front()) : infra::telemetry::combine(views),
-              trimmed_total);
+          status->update(views.size() == 1 ? std::move(views.front()) : domain::combine(views),
+                         trimmed_total);
         else
           status->add_trimmed(trimmed_total);
         self->delayed_send(self, config.interval, retain_atom::value);

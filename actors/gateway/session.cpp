@@ -5,6 +5,7 @@
 
 #include "actors/commands/command_atoms.hpp"
 #include "actors/commands/device_commands.hpp"
+#include "actors/domain/packet_rendering.hpp"
 #include "actors/gateway/gateway_atoms.hpp"
 #include "actors/gateway/session_directory.hpp"
 #include "actors/registry/registry_actors.hpp"
@@ -14,7 +15,6 @@
 #include "infra/log/log_budget.hpp"
 #include "infra/log/refusal_log.hpp"
 #include "infra/metrics/gateway_counters.hpp"
-#include "infra/telemetry/packet_rendering.hpp"
 
 namespace tgw::actors::gateway {
 namespace {
@@ -23,8 +23,8 @@ using infra::log_budget;
 using infra::log_kind;
 using infra::refusal_log;
 using infra::metrics::refusal;
-using infra::telemetry::journal_event;
-using infra::telemetry::write_outcome;
+using ports::journal_event;
+using ports::write_outcome;
 
 // A session's own lines, within the budgets of their causes: a reconnect storm or a
 // flood of short sessions is a few lines an interval, and counters say the rest.
@@ -86,7 +86,7 @@ struct session_state {
   std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
 };
 
-class session_listener final : public infra::net::connection_listener {
+class session_listener final : public ports::connection_listener {
  public:
   explicit session_listener(session_actor session) : session_(std::move(session)) {}
   void on_frame(const codecs::frame& f) override {
@@ -109,7 +109,7 @@ const telemetry_writer_actor& writer_for(const session_config& config, const std
 /// actor's last message) and its default handler holds a plain pointer to it.
 class session_context {
  public:
-  session_context(session_actor_base* self, std::shared_ptr<infra::net::device_link> link,
+  session_context(session_actor_base* self, std::shared_ptr<ports::device_link> link,
                   std::shared_ptr<const session_config> config)
       : self_(self),
         link_(std::move(link)),
@@ -123,7 +123,7 @@ class session_context {
   }
   void operator()(persisted_atom, const write_outcome& o) { on_persisted(o); }
   void operator()(revoke_atom) { on_revoke(); }
-  void operator()(commands::command_atom, const infra::commands::command_entry& e) {
+  void operator()(commands::command_atom, const ports::command_entry& e) {
     on_command(e);  // a copy: commands are rare, and a message may be shared
   }
   void operator()(cmd_timeout_atom, const std::string& entry_id) { on_command_timeout(entry_id); }
@@ -210,7 +210,7 @@ class session_context {
     close_link("imei no longer allowed");
   }
 
-  void on_command(infra::commands::command_entry e) {
+  void on_command(ports::command_entry e) {
     if (auto full = state_.commands.enqueue(std::move(e))) {
       spdlog::warn("device {}: command {} refused: write_queue_full", state_.imei,
                    full->entry.command_id);
@@ -485,7 +485,7 @@ class session_context {
       return;
     }
     end_rejected_spell();
-    auto job = infra::telemetry::render_packet(state_.imei, packet, bytes);
+    auto job = domain::render_packet(state_.imei, packet, bytes);
     counters().persist_in_flight.fetch_add(1);
     state_.persisting.push_back(
         {static_cast<std::uint32_t>(packet.records.size()), std::chrono::steady_clock::now()});
@@ -493,7 +493,7 @@ class session_context {
   }
 
   session_actor_base* self_;
-  std::shared_ptr<infra::net::device_link> link_;
+  std::shared_ptr<ports::device_link> link_;
   std::shared_ptr<const session_config> config_;
   session_state state_;
 };
@@ -503,12 +503,12 @@ static_assert(sizeof(session_context) <= 192, "session_context outgrew its size 
 
 }  // namespace
 
-std::unique_ptr<infra::net::connection_listener> make_session_listener(session_actor session) {
+std::unique_ptr<ports::connection_listener> make_session_listener(session_actor session) {
   return std::make_unique<session_listener>(std::move(session));
 }
 
 session_self_actor::behavior_type session(session_actor_base* self,
-                                          const std::shared_ptr<infra::net::device_link>& link,
+                                          const std::shared_ptr<ports::device_link>& link,
                                           const std::shared_ptr<const session_config>& config) {
   auto ctx = std::make_unique<session_context>(self, link, config);
   session_context* c = ctx.get();

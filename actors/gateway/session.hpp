@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "actors/commands/command_actors.hpp"
+#include "actors/domain/allowlist.hpp"
 #include "actors/gateway/gateway_actors.hpp"
 #include "actors/gateway/session_actor_base.hpp"
+#include "actors/ports/device_link.hpp"
 #include "actors/registry/registry_actors.hpp"
 #include "codecs/codec_id.hpp"
-#include "infra/net/allowlist.hpp"
-#include "infra/net/device_link.hpp"
 
 namespace tgw::infra::metrics {
 struct gateway_counters;
@@ -28,7 +28,7 @@ struct session_config {
   std::string instance_id;
   codecs::crc_policy crc = codecs::crc_policy::strict;
   /// Devices allowed to connect (replaced on SIGHUP); null admits every well-formed IMEI.
-  std::shared_ptr<const infra::net::allowlist> allowlist;
+  std::shared_ptr<const domain::allowlist> allowlist;
   /// Telemetry writer shards; a device always goes to the same one.
   std::vector<telemetry_writer_actor> writers;
   /// The registry actor; told when a device is identified and when it leaves.
@@ -55,10 +55,10 @@ struct session_config {
 /// new-device token of its source address, so that no source makes keys without
 /// bound. Every change is a journal event.
 session_self_actor::behavior_type session(session_actor_base* self,
-                                          const std::shared_ptr<infra::net::device_link>& link,
+                                          const std::shared_ptr<ports::device_link>& link,
                                           const std::shared_ptr<const session_config>& config);
 
 /// The connection_listener that forwards a connection's frames to its session actor.
-std::unique_ptr<infra::net::connection_listener> make_session_listener(session_actor session);
+std::unique_ptr<ports::connection_listener> make_session_listener(session_actor session);
 
 }  // namespace tgw::actors::gateway

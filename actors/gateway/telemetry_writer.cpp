@@ -14,8 +14,8 @@
 namespace tgw::actors::gateway {
 namespace {
 
-using infra::telemetry::write_op;
-using infra::telemetry::write_outcome;
+using ports::write_op;
+using ports::write_outcome;
 
 // Tells the instance's persist health how a round trip went: the success path is a
 // scan of the outcomes; failures are grouped by their error, with the packets each
@@ -25,7 +25,7 @@ using infra::telemetry::write_outcome;
 // counts it, so that the log's figures and the metric's agree.
 // Returns when to tell the health object that no failure followed a success (zero:
 // nothing pending), so the recovery is logged even if no more traffic comes.
-std::chrono::steady_clock::duration report_health(infra::health::persist_health& health, int shard,
+std::chrono::steady_clock::duration report_health(domain::persist_health& health, int shard,
                                                   const std::vector<write_op>& ops,
                                                   const std::vector<write_outcome>& outcomes,
                                                   const std::vector<bool>& held) {
@@ -35,15 +35,14 @@ std::chrono::steady_clock::duration report_health(infra::health::persist_health&
   bool any_failed = false;
   for (const write_outcome& o : outcomes) (o.ok ? any_ok : any_failed) = true;
   if (!any_failed) return health.succeeded(writer, now);
-  std::vector<infra::health::persist_health::failure> failures;
+  std::vector<domain::persist_health::failure> failures;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     const write_outcome& o = outcomes[i];
     if (o.ok) continue;
     auto same = std::find_if(failures.begin(), failures.end(), [&](const auto& f) {
-      return f.error == o.error && f.kind == o.failure && f.under_replicated == o.under_replicated;
+      return f.cause.label == o.cause.label && f.cause.detail == o.cause.detail;
     });
-    if (same == failures.end())
-      same = failures.insert(failures.end(), {o.error, o.failure, o.under_replicated, 0});
+    if (same == failures.end()) same = failures.insert(failures.end(), {o.cause, 0});
     if (ops[i].is_packet && !held[i]) ++same->packets;
   }
   health.failed(writer, failures, any_ok, now);
@@ -83,7 +82,7 @@ void hold_behind_held(writer_state& state) {
 
 telemetry_writer_self_actor::behavior_type telemetry_writer(
     telemetry_writer_self_actor::stateful_pointer<writer_state> self, const writer_config& config,
-    const std::shared_ptr<infra::telemetry::telemetry_store>& store, int shard,
+    const std::shared_ptr<ports::telemetry_store>& store, int shard,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   // The actor's own: its handlers run only while it does.
   writer_state* state = &self->state;
@@ -127,6 +126,7 @@ telemetry_writer_self_actor::behavior_type telemetry_writer(
       // Fail fast while backing off: the device keeps its records and resends.
       write_outcome refused{false, false, 0, state->down_reason};
       refused.failure = state->down_failure;
+      refused.cause = state->down_cause;
       refused.unreachable = true;
       refused.retryable = true;  // nothing was sent
       outcomes.assign(state->ops.size(), refused);
@@ -138,7 +138,7 @@ telemetry_writer_self_actor::behavior_type telemetry_writer(
       // master can fail while the others take their shards' writes, and their devices
       // must go on being ACKed (the client fails the dead master's calls at once).
       const auto io_failure = [](const write_outcome& o) {
-        return !o.ok && infra::redis::is_transport(o.failure);
+        return !o.ok && ports::is_transport(o.failure);
       };
       const bool failed =
           !outcomes.empty() && std::all_of(outcomes.begin(), outcomes.end(),
@@ -151,6 +151,7 @@ telemetry_writer_self_actor::behavior_type telemetry_writer(
         state->down = true;
         state->down_reason = outcomes.front().error;
         state->down_failure = outcomes.front().failure;
+        state->down_cause = outcomes.front().cause;
         state->retry_at = now + state->backoff;
         state->backoff = std::min(state->backoff * 2, config.max_backoff);
       } else if (state->down) {
@@ -218,13 +219,13 @@ telemetry_writer_self_actor::behavior_type telemetry_writer(
       self->send(self, flush_atom::value);
     }
   };
-  auto packet_op = [](infra::telemetry::packet_job& job) {
+  auto packet_op = [](ports::packet_job& job) {
     write_op op;
     op.packet = std::move(job);
     op.is_packet = true;
     return op;
   };
-  auto event_op = [](infra::telemetry::journal_event& event) {
+  auto event_op = [](ports::journal_event& event) {
     write_op op;
     op.event = std::move(event);
     op.is_packet = false;
@@ -234,24 +235,24 @@ telemetry_writer_self_actor::behavior_type telemetry_writer(
     return reply_to{self->make_response_promise<write_outcome>(), {}, true};
   };
   return {
-      [enqueue, packet_op, request](persist_atom, infra::telemetry::packet_job& job) {
+      [enqueue, packet_op, request](persist_atom, ports::packet_job& job) {
         auto to = request();
         auto promise = to.promise;
         enqueue(packet_op(job), std::move(to));
         return promise;
       },
-      [enqueue, event_op, request](event_atom, infra::telemetry::journal_event& event) {
+      [enqueue, event_op, request](event_atom, ports::journal_event& event) {
         auto to = request();
         auto promise = to.promise;
         enqueue(event_op(event), std::move(to));
         return promise;
       },
-      [self, enqueue, packet_op](ingest_atom, infra::telemetry::packet_job& job) {
+      [self, enqueue, packet_op](ingest_atom, ports::packet_job& job) {
         // Only sessions send ingest_atom.
         enqueue(packet_op(job),
                 reply_to{{}, caf::actor_cast<session_actor>(self->current_sender()), false});
       },
-      [enqueue, event_op](note_atom, infra::telemetry::journal_event& event) {
+      [enqueue, event_op](note_atom, ports::journal_event& event) {
         enqueue(event_op(event), reply_to{});
       },
       [flush](flush_atom) { flush(); },

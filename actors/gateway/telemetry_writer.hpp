@@ -9,15 +9,15 @@
 
 #include "actors/gateway/gateway_actors.hpp"
 #include "actors/gateway/writer_config.hpp"
+#include "actors/ports/telemetry_store.hpp"
 #include "infra/metrics/gateway_counters.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::actors::gateway {
 
 /// Who hears how one write went: a request's promise, a session that sent ingest_atom
 /// (answered with persisted_atom), or no one (note_atom).
 struct reply_to {
-  caf::typed_response_promise<infra::telemetry::write_outcome> promise;
+  caf::typed_response_promise<ports::write_outcome> promise;
   session_actor session;
   bool is_request = false;
 };
@@ -26,12 +26,12 @@ struct reply_to {
 /// it holds to send again.
 struct writer_state {
   static constexpr const char* name = "telemetry-writer";
-  std::vector<infra::telemetry::write_op> ops;
+  std::vector<ports::write_op> ops;
   std::vector<reply_to> replies;
   /// When each op of `ops` first went to the store (or arrived, for a new one).
   std::vector<std::chrono::steady_clock::time_point> first_try;
   /// Ops held to be sent again (write_outcome::retryable), with their answers owed.
-  std::vector<infra::telemetry::write_op> held_ops;
+  std::vector<ports::write_op> held_ops;
   std::vector<reply_to> held_replies;
   std::vector<std::chrono::steady_clock::time_point> held_first_try;
   bool resend_queued = false;
@@ -40,7 +40,8 @@ struct writer_state {
   bool lingered = false;
   bool down = false;
   std::string down_reason;
-  infra::redis::failure_kind down_failure = infra::redis::failure_kind::none;
+  ports::failure_kind down_failure = ports::failure_kind::none;
+  ports::failure_cause down_cause;
   std::chrono::steady_clock::time_point retry_at{};
   std::chrono::milliseconds backoff{100};
 };
@@ -62,7 +63,7 @@ struct writer_state {
 /// detached: the store blocks, and so does the linger.
 telemetry_writer_self_actor::behavior_type telemetry_writer(
     telemetry_writer_self_actor::stateful_pointer<writer_state> self, const writer_config& config,
-    const std::shared_ptr<infra::telemetry::telemetry_store>& store, int shard,
+    const std::shared_ptr<ports::telemetry_store>& store, int shard,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters);
 
 }  // namespace tgw::actors::gateway

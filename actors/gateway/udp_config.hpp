@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "infra/net/udp_backlog.hpp"
+#include "actors/domain/udp_backlog.hpp"
 
 namespace tgw::actors::gateway {
 
@@ -20,7 +20,7 @@ struct udp_config {
   double new_devices_per_hour = 600;
   double new_devices_burst = 200;
   /// The io thread's count of datagrams handed on; each one taken up is told to it.
-  std::shared_ptr<infra::net::udp_backlog> backlog;
+  std::shared_ptr<domain::udp_backlog> backlog;
 };
 
 }  // namespace tgw::actors::gateway

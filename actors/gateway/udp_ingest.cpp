@@ -5,12 +5,12 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/domain/packet_rendering.hpp"
 #include "actors/gateway/gateway_atoms.hpp"
 #include "codecs/udp.hpp"
 #include "infra/log/log_budget.hpp"
 #include "infra/log/refusal_log.hpp"
 #include "infra/metrics/gateway_counters.hpp"
-#include "infra/telemetry/packet_rendering.hpp"
 
 namespace tgw::actors::gateway {
 namespace {
@@ -20,9 +20,9 @@ using infra::log_budget;
 using infra::log_kind;
 using infra::refusal_log;
 using infra::metrics::refusal;
-using infra::telemetry::journal_event;
-using infra::telemetry::packet_job;
-using infra::telemetry::write_outcome;
+using ports::journal_event;
+using ports::packet_job;
+using ports::write_outcome;
 
 const telemetry_writer_actor& writer_for(const session_config& config, const std::string& imei) {
   return config.writers[std::hash<std::string>{}(imei) % config.writers.size()];
@@ -36,7 +36,7 @@ log_budget& presence_log() {
 /// A datagram's packet, rendered and waiting for its device to be known.
 struct udp_packet {
   packet_job job;
-  infra::net::udp_reply reply;
+  ports::udp_reply reply;
   codecs::udp_header header;
   std::uint8_t records = 0;
 };
@@ -49,7 +49,7 @@ udp_ingest_self_actor::behavior_type udp_ingest(
   // The actor's own: its handlers run only while it does.
   udp_state* state = &self->state;
   state->new_devices =
-      infra::net::token_bucket(udp.new_devices_per_hour / 3600.0, udp.new_devices_burst);
+      domain::token_bucket(udp.new_devices_per_hour / 3600.0, udp.new_devices_burst);
   const auto idle_timeout = udp.idle_timeout;
   // A device leaves between idle_timeout and 1.25 x idle_timeout after its last
   // datagram: a finer sweep would cost more wake-ups for no use to anyone.
@@ -159,8 +159,8 @@ udp_ingest_self_actor::behavior_type udp_ingest(
 
   return {
       [config, state, udp, persist, identify](
-          datagram_atom, const std::vector<std::uint8_t>& datagram,
-          const infra::net::udp_reply& reply, const std::string& peer) {
+          datagram_atom, const std::vector<std::uint8_t>& datagram, const ports::udp_reply& reply,
+          const std::string& peer) {
         if (udp.backlog) udp.backlog->taken();
         auto& counters = *config->counters;
         counters.frames_avl.fetch_add(1);
@@ -189,7 +189,7 @@ udp_ingest_self_actor::behavior_type udp_ingest(
         }
         // The AVL data alone: a resend may carry a new packet id around the same data.
         const std::size_t data_begin = codecs::udp_imei_offset + imei.size();
-        udp_packet p{infra::telemetry::render_packet(
+        udp_packet p{domain::render_packet(
                          imei, packet, std::span<const std::uint8_t>(datagram).subspan(data_begin)),
                      reply, header, static_cast<std::uint8_t>(packet.records.size())};
         if (const auto seen = state->last_seen.find(imei); seen != state->last_seen.end()) {

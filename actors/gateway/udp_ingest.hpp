@@ -7,10 +7,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "actors/domain/token_bucket.hpp"
 #include "actors/gateway/gateway_actors.hpp"
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/udp_config.hpp"
-#include "infra/net/token_bucket.hpp"
 
 namespace tgw::actors::gateway {
 
@@ -21,7 +21,7 @@ struct udp_state {
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> last_seen;
   /// IMEIs whose first datagram waits for the store's word on them.
   std::unordered_set<std::string> identifying;
-  infra::net::token_bucket new_devices;
+  domain::token_bucket new_devices;
   bool sweep_scheduled = false;
 };
 

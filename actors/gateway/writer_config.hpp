@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "infra/health/persist_health.hpp"
+#include "actors/domain/persist_health.hpp"
 
 namespace tgw::actors::gateway {
 
@@ -30,7 +30,7 @@ struct writer_config {
   std::size_t linger_below = 64;
   /// Told of every round trip (the writer's index is its shard); it logs failures and
   /// decides readiness. Optional.
-  std::shared_ptr<infra::health::persist_health> health;
+  std::shared_ptr<domain::persist_health> health;
 };
 
 }  // namespace tgw::actors::gateway

@@ -21,7 +21,7 @@ emitter_state::~emitter_state() {
 
 emitter_actor::behavior_type emitter(emitter_actor::stateful_pointer<emitter_state> self,
                                      const node_config& config,
-                                     const std::shared_ptr<infra::node::node_store>& store) {
+                                     const std::shared_ptr<ports::node_store>& store) {
   // The actor's own: its handlers run only while it does.
   emitter_state* state = &self->state;
   state->node = config.id;
@@ -34,8 +34,8 @@ emitter_actor::behavior_type emitter(emitter_actor::stateful_pointer<emitter_sta
       },
       [self, config, store, state](emit_atom, std::uint64_t generation) {
         if (!state->active || generation != state->generation) return;
-        using status = infra::node::emit_result::status;
-        const infra::node::emit_result r = store->emit(config.id, state->epoch, config.emit_batch);
+        using status = ports::emit_result::status;
+        const ports::emit_result r = store->emit(config.id, state->epoch, config.emit_batch);
         switch (r.outcome) {
           case status::emitted:
             state->emitted += static_cast<std::uint64_t>(r.last_id - r.first_id + 1);
@@ -49,7 +49,7 @@ emitter_actor::behavior_type emitter(emitter_actor::stateful_pointer<emitter_sta
             self->delayed_send(self, queue_full_delay, emit_atom::value, generation);
             return;
           case status::refused:
-            if (!store->last_error().empty()) {  // Redis unreachable: retry, do not spin
+            if (store->last_failure().failed()) {  // the store failed: retry, do not spin
               self->delayed_send(self, retry_delay, emit_atom::value, generation);
               return;
             }

@@ -29,6 +29,6 @@ struct emitter_state {
 /// past its lease emits nothing when it wakes up.
 emitter_actor::behavior_type emitter(emitter_actor::stateful_pointer<emitter_state> self,
                                      const node_config& config,
-                                     const std::shared_ptr<infra::node::node_store>& store);
+                                     const std::shared_ptr<ports::node_store>& store);
 
 }  // namespace tgw::actors::node

@@ -9,14 +9,14 @@ namespace tgw::actors::node {
 
 membership_actor::behavior_type membership(
     membership_actor::stateful_pointer<membership_state> self, const node_config& config,
-    const std::shared_ptr<infra::node::node_store>& store, const std::vector<role_actor>& roles) {
+    const std::shared_ptr<ports::node_store>& store, const std::vector<role_actor>& roles) {
   // The actor's own: its handlers run only while it does.
   membership_state* state = &self->state;
   auto announce = [self, roles, state] {
     for (const role_actor& r : roles)
       self->send(r, role_atom::value, state->is_emitter, state->epoch);
   };
-  auto on_view = [config, state, announce](const infra::node::membership_view& view) {
+  auto on_view = [config, state, announce](const ports::membership_view& view) {
     if (view.removed > 0)
       spdlog::info("node {}: removed {} inactive node(s), returned {} message(s) to the queue",
                    config.id, view.removed, view.returned);
@@ -54,7 +54,8 @@ membership_actor::behavior_type membership(
           on_view(*view);
         } else if (!state->store_down) {
           state->store_down = true;
-          spdlog::warn("node {}: membership call failed: {}", config.id, store->last_error());
+          spdlog::warn("node {}: membership call failed: {}", config.id,
+                       store->last_failure().text());
         }
         self->delayed_send(self, config.health_interval, health_atom::value);
       },

@@ -29,6 +29,6 @@ struct membership_state {
 /// returning its unfinished messages and passing the lease on.
 membership_actor::behavior_type membership(
     membership_actor::stateful_pointer<membership_state> self, const node_config& config,
-    const std::shared_ptr<infra::node::node_store>& store, const std::vector<role_actor>& roles);
+    const std::shared_ptr<ports::node_store>& store, const std::vector<role_actor>& roles);
 
 }  // namespace tgw::actors::node

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "infra/node/node_store.hpp"
+#include "actors/ports/node_store.hpp"
 
 namespace tgw::actors::node {
 
@@ -24,6 +24,6 @@ struct node_config {
 };
 
 /// Makes a fresh store (one per role: each owns its Redis connection and thread).
-using store_factory = std::function<std::shared_ptr<infra::node::node_store>()>;
+using store_factory = std::function<std::shared_ptr<ports::node_store>()>;
 
 }  // namespace tgw::actors::node

@@ -20,7 +20,7 @@ worker_state::~worker_state() {
 
 worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> self,
                                    const node_config& config,
-                                   const std::shared_ptr<infra::node::node_store>& store) {
+                                   const std::shared_ptr<ports::node_store>& store) {
   // The actor's own: its handlers run only while it does.
   worker_state* state = &self->state;
   state->node = config.id;
@@ -40,9 +40,9 @@ worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> 
         }
         auto message = store->take(config.id, config.take_wait);
         if (!message) {
-          // An empty queue already waited take_wait; a Redis error returns at once
+          // An empty queue already waited take_wait; a store failure returns at once
           // and must not turn into a busy loop.
-          if (store->last_error().empty())
+          if (!store->last_failure().failed())
             self->send(self, take_atom::value);
           else
             self->delayed_send(self, retry_delay, take_atom::value);
@@ -62,8 +62,8 @@ worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> 
       },
       [self, config, store, state](finish_atom, std::string& message, bool failed) {
         const auto result = store->complete(config.id, message, failed, "handler failed");
-        if (!result.accepted && !store->last_error().empty()) {
-          // Redis is unreachable: the message is still ours; finish it once it is back.
+        if (!result.accepted && store->last_failure().failed()) {
+          // The store failed: the message is still ours; finish it once it is back.
           self->delayed_send(self, retry_delay, finish_atom::value, std::move(message), failed);
           return;
         }

@@ -32,6 +32,6 @@ struct worker_state {
 /// returns it to the queue, so every message is finished exactly once.
 worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> self,
                                    const node_config& config,
-                                   const std::shared_ptr<infra::node::node_store>& store);
+                                   const std::shared_ptr<ports::node_store>& store);
 
 }  // namespace tgw::actors::node

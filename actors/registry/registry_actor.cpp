@@ -7,10 +7,8 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/domain/failure_log.hpp"
 #include "codecs/imei.hpp"
-#include "infra/health/failure_log.hpp"
-#include "infra/registry/heartbeat_holder.hpp"
-#include "infra/registry/registry_library.hpp"
 
 namespace tgw::actors::registry {
 
@@ -26,51 +24,51 @@ namespace {
 // Two gateways with one instance id share its registry entries, reverse index and
 // command stream: commands reach whichever reads first. Said at error when it starts,
 // when the holder changes, and every failure-log interval while it lasts.
-void say_taken(const registry_config& config, registry_state& state, const std::string& holder,
-               const std::string& instance) {
-  const auto now = infra::health::clock::now();
+void say_taken(const registry_config& config, registry_state& state,
+               const ports::heartbeat_outcome& outcome, const std::string& instance) {
+  const std::string& holder = outcome.taken_by;
+  const auto now = domain::clock::now();
   if (holder == state.taken_by && now - state.taken_said_at < config.failure_log_interval) return;
   state.taken_by = holder;
   state.taken_said_at = now;
-  const auto who = infra::registry::heartbeat_holder::parse(holder);
   spdlog::error(
       "heartbeat: instance {}'s heartbeat is held by {}: another tgw serve runs with the same "
       "--instance-id; this one leaves the heartbeat to it and is not ready (/readyz "
       "heartbeat_taken); stop one of them, or give it another --instance-id",
-      instance, who ? who->describe() : "a process that wrote '" + holder + "'");
+      instance, outcome.taken_by_described);
 }
 
 }  // namespace
 
 registry_self_actor::behavior_type registry(
     registry_self_actor::stateful_pointer<registry_state> self, const registry_config& config,
-    const std::shared_ptr<infra::registry::registry_store>& store,
+    const std::shared_ptr<ports::registry_store>& store,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters) {
   registry_state* state = &self->state;
-  state->registry_log.emplace(infra::health::failure_log::settings{
+  state->registry_log.emplace(domain::failure_log::settings{
       "registry", "devices stay connected and the registry is repaired when Redis answers",
       "registry write(s) failed", config.failure_log_interval});
-  state->heartbeat_log.emplace(infra::health::failure_log::settings{
+  state->heartbeat_log.emplace(domain::failure_log::settings{
       "heartbeat",
       "other instances may take this one for dead, evict its devices and adopt its commands",
       "heartbeat(s) not written", config.failure_log_interval});
-  auto failure = [state, counters](const std::string& what, const std::string& error) {
+  // What failed leads the line; the store's adapter named the cause and its fix.
+  auto failure = [state, counters](const std::string& what, const ports::store_failure& failed) {
     counters->registry_failures.fetch_add(1);
     state->repair_owed = true;
     auto& log = what == "heartbeat" ? *state->heartbeat_log : *state->registry_log;
-    log.failed(
-        infra::health::classify_failure_of(what, error, infra::registry::registry_library_source()),
-        1, infra::health::clock::now());
+    ports::failure_cause cause = failed.cause;
+    cause.detail = what + ": " + cause.detail;
+    log.failed(cause, 1, domain::clock::now());
     state->down = true;
   };
-  auto repair = [store, state, counters] {
-    std::string error;
+  auto repair = [store, state, counters](ports::store_failure& error) {
     const std::vector<std::string> all = state->held_imeis();
     const auto left = store->reassert(all, error);
     if (!left) return false;
     state->repair_owed = false;
     if (state->down) spdlog::info("registry: {} device(s) re-asserted", all.size() - *left);
-    state->registry_log->succeeded(infra::health::clock::now());
+    state->registry_log->succeeded(domain::clock::now());
     if (*left > 0)
       spdlog::info(
           "registry: {} device(s) left to the live instance they reconnected to; their "
@@ -86,7 +84,7 @@ registry_self_actor::behavior_type registry(
   // unregister then deletes the entry and nothing else would put it back.
   auto check_index = [store, state, failure] {
     const std::vector<std::string> all = state->held_imeis();
-    std::string error;
+    ports::store_failure error;
     const auto missing = store->missing_from_index(all, error);
     if (!missing) {
       failure("index check", error);
@@ -116,11 +114,11 @@ registry_self_actor::behavior_type registry(
         }
         ++state->held[*key];
         counters->registry_held.store(static_cast<std::int64_t>(state->held.size()));
-        std::string error;
+        ports::store_failure error;
         if (!store->register_device(imei, error))
           failure("register " + imei, error);
         else if (!state->repair_owed)
-          state->registry_log->succeeded(infra::health::clock::now());
+          state->registry_log->succeeded(domain::clock::now());
       },
       [store, state, counters, failure](unregister_atom, const std::string& imei) {
         const auto key = codecs::imei_key(imei);
@@ -130,19 +128,19 @@ registry_self_actor::behavior_type registry(
         if (--it->second > 0) return;  // another session of this device is still here
         state->held.erase(it);
         counters->registry_held.store(static_cast<std::int64_t>(state->held.size()));
-        std::string error;
+        ports::store_failure error;
         if (!store->unregister_device(imei, error))
           failure("unregister " + imei, error);
         else if (!state->repair_owed)
-          state->registry_log->succeeded(infra::health::clock::now());
+          state->registry_log->succeeded(domain::clock::now());
       },
       [store, state](unreg_all_atom) -> std::size_t {
-        std::string error;
+        ports::store_failure error;
         const std::vector<std::string> all = state->held_imeis();
         const auto deleted = store->unregister_all(all, error);
         if (!deleted) {
           spdlog::error("registry: unregistering {} devices at shutdown failed: {}", all.size(),
-                        error);
+                        error.text());
           return 0;
         }
         spdlog::info("registry: unregistered {} of {} devices (the rest had moved)", *deleted,
@@ -151,7 +149,7 @@ registry_self_actor::behavior_type registry(
         return *deleted;
       },
       [self, config, store, state, failure, repair, check_index, counters](beat_atom) {
-        std::string error;
+        ports::store_failure error;
         const auto outcome = store->heartbeat(config.heartbeat_ttl, error);
         const bool written = outcome && outcome->taken_by.empty();
         counters->heartbeat_ok.store(written);
@@ -162,13 +160,13 @@ registry_self_actor::behavior_type registry(
         if (!outcome) {
           failure("heartbeat", error);
         } else if (!outcome->taken_by.empty()) {
-          say_taken(config, *state, outcome->taken_by, store->instance_id());
+          say_taken(config, *state, *outcome, store->instance_id());
         } else {
           if (!state->taken_by.empty()) {
             spdlog::warn("heartbeat: instance {} holds its heartbeat again", store->instance_id());
             state->taken_by.clear();
           }
-          state->heartbeat_log->succeeded(infra::health::clock::now());
+          state->heartbeat_log->succeeded(domain::clock::now());
           if (outcome->was_missing && !state->held.empty()) {
             spdlog::warn(
                 "registry: own heartbeat key was missing (presumed dead); re-asserting "
@@ -177,7 +175,8 @@ registry_self_actor::behavior_type registry(
             state->repair_owed = true;
           }
         }
-        if (written && state->repair_owed && !repair()) failure("repair", "Redis still failing");
+        if (ports::store_failure still; written && state->repair_owed && !repair(still))
+          failure("repair", still);
         if (written && !state->repair_owed && !state->held.empty()) check_index();
         self->delayed_send(self,
                            state->repair_owed
@@ -190,19 +189,19 @@ registry_self_actor::behavior_type registry(
 
 namespace {
 
-void adopt_command_streams(infra::commands::command_store& commands,
+void adopt_command_streams(ports::command_store& commands,
                            infra::metrics::gateway_counters& counters) {
-  std::string error;
+  ports::store_failure error;
   const auto dead = commands.orphan_candidates(error);
   if (!dead) {
-    spdlog::warn("janitor: cannot list command streams: {}", error);
+    spdlog::warn("janitor: cannot list command streams: {}", error.text());
     return;
   }
   for (const std::string& instance : *dead) {
     if (instance == commands.instance_id()) continue;  // our own heartbeat lapsed: not dead
     const auto counts = commands.adopt_orphans(instance, error);
     if (!counts) {
-      spdlog::warn("janitor: command stream of {} not adopted: {}", instance, error);
+      spdlog::warn("janitor: command stream of {} not adopted: {}", instance, error.text());
       continue;
     }
     counters.commands_adopted.fetch_add(counts->handled, std::memory_order_relaxed);
@@ -216,17 +215,17 @@ void adopt_command_streams(infra::commands::command_store& commands,
 
 janitor_actor::behavior_type janitor(
     janitor_actor::pointer self, const janitor_config& config,
-    const std::shared_ptr<infra::registry::registry_store>& store,
+    const std::shared_ptr<ports::registry_store>& store,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters,
-    const std::shared_ptr<infra::commands::command_store>& commands) {
+    const std::shared_ptr<ports::command_store>& commands) {
   self->delayed_send(self, config.interval, sweep_atom::value);
   return {
       [self, config, store, counters, commands](sweep_atom) {
-        std::string error;
+        ports::store_failure error;
         const auto report = store->janitor_pass(config.mode, config.batch, error);
         counters->janitor_passes.fetch_add(1);
         if (!report) {
-          spdlog::warn("janitor: pass failed: {}", error);
+          spdlog::warn("janitor: pass failed: {}", error.text());
         } else {
           counters->janitor_evicted.fetch_add(report->evicted);
           for (const std::string& dead : report->dead)

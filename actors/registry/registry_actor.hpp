@@ -8,12 +8,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/domain/failure_log.hpp"
+#include "actors/ports/command_store.hpp"
+#include "actors/ports/registry_store.hpp"
 #include "actors/registry/registry_actors.hpp"
 #include "actors/registry/registry_config.hpp"
-#include "infra/commands/command_store.hpp"
-#include "infra/health/failure_log.hpp"
 #include "infra/metrics/gateway_counters.hpp"
-#include "infra/registry/registry_store.hpp"
 
 namespace tgw::actors::registry {
 
@@ -22,8 +22,8 @@ struct registry_state {
   static constexpr const char* name = "registry";
   // Set when the actor starts: CAF 0.17 builds a state from the actor alone, and a
   // failure log takes its settings at construction.
-  std::optional<infra::health::failure_log> registry_log;
-  std::optional<infra::health::failure_log> heartbeat_log;
+  std::optional<domain::failure_log> registry_log;
+  std::optional<domain::failure_log> heartbeat_log;
   // Live sessions per device on this instance: a device that reconnects here may be
   // registered by its new session before its old connection is noticed closed, and
   // the old session's unregister must not remove it then.
@@ -34,7 +34,7 @@ struct registry_state {
   // Another process with this instance id holds the heartbeat: its value, and when
   // that was last said at error.
   std::string taken_by;
-  infra::health::clock::time_point taken_said_at{};
+  domain::clock::time_point taken_said_at{};
 
   [[nodiscard]] std::vector<std::string> held_imeis() const;
 };
@@ -52,7 +52,7 @@ struct registry_state {
 /// instance is not ready (`heartbeat_taken`). Spawn it detached.
 registry_self_actor::behavior_type registry(
     registry_self_actor::stateful_pointer<registry_state> self, const registry_config& config,
-    const std::shared_ptr<infra::registry::registry_store>& store,
+    const std::shared_ptr<ports::registry_store>& store,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters);
 
 /// The janitor: every interval, evicts the registry entries of instances whose
@@ -63,8 +63,8 @@ registry_self_actor::behavior_type registry(
 /// expired_before_delivery) and the stream is removed. Spawn it detached.
 janitor_actor::behavior_type janitor(
     janitor_actor::pointer self, const janitor_config& config,
-    const std::shared_ptr<infra::registry::registry_store>& store,
+    const std::shared_ptr<ports::registry_store>& store,
     const std::shared_ptr<infra::metrics::gateway_counters>& counters,
-    const std::shared_ptr<infra::commands::command_store>& commands = {});
+    const std::shared_ptr<ports::command_store>& commands = {});
 
 }  // namespace tgw::actors::registry

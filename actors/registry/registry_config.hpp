@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cstddef>
 
-#include "infra/registry/registry_store.hpp"
+#include "actors/ports/registry_store.hpp"
 
 namespace tgw::actors::registry {
 
@@ -13,14 +13,14 @@ struct registry_config {
   std::chrono::seconds heartbeat_ttl{90};
   /// While a repair is owed (Redis was down), retry this often.
   std::chrono::milliseconds repair_interval{1000};
-  /// A failure that goes on is logged again at most this often (infra::health::failure_log).
+  /// A failure that goes on is logged again at most this often (domain::failure_log).
   std::chrono::milliseconds failure_log_interval{30'000};
 };
 
 /// Settings of the janitor actor (registry_actor.hpp).
 struct janitor_config {
   std::chrono::milliseconds interval{60'000};  ///< JANITOR_INTERVAL_MS
-  infra::registry::janitor_mode mode = infra::registry::janitor_mode::reverse_index;
+  ports::janitor_mode mode = ports::janitor_mode::reverse_index;
   std::size_t batch = 1000;
 };
 

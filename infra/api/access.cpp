@@ -84,7 +84,7 @@ std::optional<caller> access_control::admit(const http::request& r, scope needed
                                  scopes_text(static_cast<scope_set>(needed)) + "' scope");
     return std::nullopt;
   }
-  const auto now = net::token_bucket::clock::now();
+  const auto now = domain::token_bucket::clock::now();
   const std::lock_guard lock(mutex_);
   auto [it, added] = buckets_.try_emplace(who.name, per_second_, burst_, now);
   if (!it->second.take(now)) {

@@ -8,10 +8,10 @@
 #include <string>
 #include <unordered_map>
 
+#include "actors/domain/token_bucket.hpp"
 #include "infra/api/api_input.hpp"
 #include "infra/api/tokens.hpp"
 #include "infra/http/message.hpp"
-#include "infra/net/token_bucket.hpp"
 
 namespace tgw::infra::api {
 
@@ -47,7 +47,7 @@ class access_control {
   const double burst_;
   mutable std::mutex mutex_;
   std::shared_ptr<const token_table> tokens_;
-  std::unordered_map<std::string, net::token_bucket> buckets_;
+  std::unordered_map<std::string, domain::token_bucket> buckets_;
 };
 
 }  // namespace tgw::infra::api

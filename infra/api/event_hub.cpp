@@ -14,7 +14,7 @@
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/redis/stream_pages.hpp"
 #include "infra/telemetry/entry_view.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 
 namespace tgw::infra::api {
 namespace {

@@ -13,9 +13,9 @@
 #include "infra/redis/server_mode.hpp"
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/redis/stream_pages.hpp"
-#include "infra/registry/registry_store.hpp"
+#include "infra/registry/registry_keys.hpp"
 #include "infra/telemetry/entry_view.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 
 namespace tgw::infra::api {
 namespace {

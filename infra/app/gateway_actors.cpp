@@ -12,10 +12,12 @@
 #include "actors/gateway/session_directory.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
 #include "actors/gateway/udp_ingest.hpp"
+#include "actors/ports/telemetry_store.hpp"
 #include "actors/registry/registry_actor.hpp"
 #include "infra/commands/redis_command_store.hpp"
 #include "infra/registry/redis_registry_store.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/telemetry/redis_retention_store.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 
 namespace tgw::infra::app {
 namespace {
@@ -50,7 +52,7 @@ struct gateway_actors::impl {
   std::shared_ptr<actors::gateway::retention_status> retention =
       std::make_shared<actors::gateway::retention_status>();
   std::shared_ptr<const actors::gateway::session_config> sessions;
-  std::shared_ptr<net::udp_backlog> udp_backlog;
+  std::shared_ptr<domain::udp_backlog> udp_backlog;
 
   template <class Handle>
   Handle add(Handle handle) {
@@ -61,8 +63,8 @@ struct gateway_actors::impl {
 
 gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& redis,
                                std::shared_ptr<metrics::gateway_counters> counters,
-                               std::shared_ptr<health::persist_health> health,
-                               std::shared_ptr<const net::allowlist> allowlist)
+                               std::shared_ptr<domain::persist_health> health,
+                               std::shared_ptr<const domain::allowlist> allowlist)
     : impl_(std::make_unique<impl>(plan)) {
   namespace gw = actors::gateway;
   auto& system = impl_->system;
@@ -93,7 +95,8 @@ gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& re
   for (std::uint32_t s = 0; s < redis.key_shards.count(); ++s)
     retention.streams.push_back(telemetry::keys::telemetry_stream_in(redis.key_shards.prefix(s)));
   impl_->add(system.spawn<caf::detached>(
-      gw::retention, retention, std::make_shared<redis::connection>(redis.connection("retention")),
+      gw::retention, retention,
+      std::make_shared<telemetry::redis_retention_store>(redis.connection("retention")),
       impl_->retention));
   // Outbound commands. The reader's socket timeout exceeds its BLOCK (1 s), or hiredis
   // would give up on a read the server still holds.
@@ -121,7 +124,7 @@ gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& re
   // UDP datagrams of every device go through one actor; the io thread stops handing
   // them on while it is behind by --udp-backlog.
   gw::udp_config udp = plan.udp;
-  impl_->udp_backlog = std::make_shared<net::udp_backlog>(plan.udp_backlog);
+  impl_->udp_backlog = std::make_shared<domain::udp_backlog>(plan.udp_backlog);
   udp.backlog = impl_->udp_backlog;
   impl_->udp = impl_->add(system.spawn(gw::udp_ingest, impl_->sessions, udp));
 }
@@ -129,22 +132,22 @@ gateway_actors::gateway_actors(const gateway_plan& plan, const gateway_redis& re
 gateway_actors::~gateway_actors() = default;
 
 net::listener_factory gateway_actors::session_factory() const {
-  return
-      [system = &impl_->system, config = impl_->sessions](std::shared_ptr<net::device_link> link) {
-        auto actor = system->spawn(actors::gateway::session, link, config);
-        return actors::gateway::make_session_listener(actor);
-      };
+  return [system = &impl_->system,
+          config = impl_->sessions](std::shared_ptr<ports::device_link> link) {
+    auto actor = system->spawn(actors::gateway::session, link, config);
+    return actors::gateway::make_session_listener(actor);
+  };
 }
 
 net::udp_server::handler gateway_actors::udp_handler() const {
-  return [udp = impl_->udp](std::vector<std::uint8_t> datagram, net::udp_reply reply,
+  return [udp = impl_->udp](std::vector<std::uint8_t> datagram, ports::udp_reply reply,
                             std::string peer) {
     caf::anon_send(udp, actors::gateway::datagram_atom::value, std::move(datagram),
                    std::move(reply), std::move(peer));
   };
 }
 
-std::shared_ptr<net::udp_backlog> gateway_actors::udp_backlog() const {
+std::shared_ptr<domain::udp_backlog> gateway_actors::udp_backlog() const {
   return impl_->udp_backlog;
 }
 

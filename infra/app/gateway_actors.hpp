@@ -3,12 +3,12 @@
 #include <memory>
 #include <string>
 
+#include "actors/domain/allowlist.hpp"
+#include "actors/domain/persist_health.hpp"
 #include "actors/gateway/retention_status.hpp"
 #include "infra/app/gateway_plan.hpp"
 #include "infra/app/gateway_redis.hpp"
-#include "infra/health/persist_health.hpp"
 #include "infra/metrics/gateway_counters.hpp"
-#include "infra/net/allowlist.hpp"
 #include "infra/net/tcp_server.hpp"
 #include "infra/net/udp_server.hpp"
 
@@ -28,8 +28,8 @@ class gateway_actors {
   /// Redis connection; the registry writes the heartbeat at once.
   gateway_actors(const gateway_plan& plan, const gateway_redis& redis,
                  std::shared_ptr<metrics::gateway_counters> counters,
-                 std::shared_ptr<health::persist_health> health,
-                 std::shared_ptr<const net::allowlist> allowlist);
+                 std::shared_ptr<domain::persist_health> health,
+                 std::shared_ptr<const domain::allowlist> allowlist);
   /// Waits for every actor (the actor system's destructor does).
   ~gateway_actors();
   gateway_actors(const gateway_actors&) = delete;
@@ -40,7 +40,7 @@ class gateway_actors {
   /// Hands every UDP datagram to the one UDP ingest actor.
   [[nodiscard]] net::udp_server::handler udp_handler() const;
   /// What the UDP actor has yet to take up of what udp_handler() handed it.
-  [[nodiscard]] std::shared_ptr<net::udp_backlog> udp_backlog() const;
+  [[nodiscard]] std::shared_ptr<domain::udp_backlog> udp_backlog() const;
   /// Where sessions announce themselves, for the allowlist keeper.
   [[nodiscard]] std::shared_ptr<const actors::gateway::session_directory> directory() const;
   /// What the retention actor saw last, for the metrics.

@@ -10,7 +10,7 @@ exporter::live_gauges live_gauges(
     std::vector<const net::tcp_server*> servers, std::shared_ptr<net::tls_context_source> tls,
     std::shared_ptr<net::handshake_gate> handshakes, std::shared_ptr<net::address_limits> limits,
     std::shared_ptr<const actors::gateway::retention_status> retention,
-    std::shared_ptr<const health::persist_health> health) {
+    std::shared_ptr<const domain::persist_health> health) {
   auto sum = [servers](auto field) {
     double total = 0;
     for (const auto* s : servers) total += static_cast<double>((s->counters().*field).load());
@@ -64,11 +64,11 @@ exporter::live_gauges live_gauges(
       return out;
     };
   };
-  g.consumer_lag_entries = per_group(
-      [](const telemetry::group_progress& p) { return static_cast<double>(p.lag_entries); });
+  g.consumer_lag_entries =
+      per_group([](const ports::group_progress& p) { return static_cast<double>(p.lag_entries); });
   g.consumer_pending_entries =
-      per_group([](const telemetry::group_progress& p) { return static_cast<double>(p.pending); });
-  g.consumer_lag_seconds = per_group([](const telemetry::group_progress& p) {
+      per_group([](const ports::group_progress& p) { return static_cast<double>(p.pending); });
+  g.consumer_lag_seconds = per_group([](const ports::group_progress& p) {
     if (!p.oldest_needed_stored_ms) return 0.0;
     const auto stored_ms = static_cast<double>(*p.oldest_needed_stored_ms);
     const double now_ms =
@@ -81,7 +81,7 @@ exporter::live_gauges live_gauges(
 }
 
 exporter::readiness not_ready_because(const metrics::gateway_counters& c,
-                                      const health::persist_health& health,
+                                      const domain::persist_health& health,
                                       std::chrono::seconds heartbeat_ttl) {
   if (!c.listening.load()) return {"not_listening", "the device port is not accepting"};
   const auto steady_now = std::chrono::steady_clock::now();

@@ -25,7 +25,7 @@ std::shared_ptr<capture::capture_recorder> record_into(
 std::string gateway_listeners::open(const gateway_plan& plan, gateway_actors& actors,
                                     const std::shared_ptr<metrics::gateway_counters>& counters,
                                     std::shared_ptr<net::tls_context_source> tls,
-                                    const std::shared_ptr<const health::persist_health>& health) {
+                                    const std::shared_ptr<const domain::persist_health>& health) {
   if (plan.capture) {
     try {
       capture = record_into(*plan.capture, counters);

@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "actors/domain/persist_health.hpp"
 #include "infra/app/gateway_actors.hpp"
 #include "infra/app/gateway_plan.hpp"
 #include "infra/capture/capture_recorder.hpp"
 #include "infra/exporter/metrics_endpoint.hpp"
-#include "infra/health/persist_health.hpp"
 #include "infra/metrics/gateway_counters.hpp"
 #include "infra/net/address_limits.hpp"
 #include "infra/net/handshake_gate.hpp"
@@ -39,7 +39,7 @@ struct gateway_listeners {
   [[nodiscard]] std::string open(const gateway_plan& plan, gateway_actors& actors,
                                  const std::shared_ptr<metrics::gateway_counters>& counters,
                                  std::shared_ptr<net::tls_context_source> tls,
-                                 const std::shared_ptr<const health::persist_health>& health);
+                                 const std::shared_ptr<const domain::persist_health>& health);
   /// Accepts devices: the ports, then the io threads.
   void start();
   /// Accepts no new device; open connections stay.

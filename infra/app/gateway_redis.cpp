@@ -7,15 +7,16 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/ports/registry_store.hpp"
 #include "infra/commands/redis_command_store.hpp"
-#include "infra/health/failure_cause.hpp"
 #include "infra/health/startup_check.hpp"
+#include "infra/redis/failure_cause.hpp"
 #include "infra/redis/server_mode.hpp"
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/registry/heartbeat_holder.hpp"
 #include "infra/registry/instance_claim.hpp"
 #include "infra/registry/redis_registry_store.hpp"
-#include "infra/registry/registry_store.hpp"
+#include "infra/registry/registry_keys.hpp"
 #include "infra/telemetry/gateway_library.hpp"
 
 namespace tgw::infra::app {
@@ -47,13 +48,13 @@ void warn_if_short_of_replicas(const redis::endpoint& where, int wanted) {
 
 // The Functions load, every command is allowed, and a canary persists.
 int check_persisting(const gateway_plan& plan, const gateway_redis& server,
-                     health::persist_health& health) {
+                     domain::persist_health& health) {
   const redis::endpoint& where = server.where;
   auto probe = server.telemetry_store(plan, -1);
   std::string error;
   if (!probe->load_library(error)) {
-    const auto cause = health::classify_redis_failure(error);
-    spdlog::error("cannot use Redis at {}: {}", where.describe(), health::describe(cause));
+    const auto cause = redis::classify_redis_failure(error);
+    spdlog::error("cannot use Redis at {}: {}", where.describe(), ports::describe(cause));
     return 1;
   }
   if (where.via_sentinel()) spdlog::info("Redis: {} (via {})", probe->server(), where.describe());
@@ -61,7 +62,7 @@ int check_persisting(const gateway_plan& plan, const gateway_redis& server,
   const auto verdict = health::check_before_start(
       conn, *probe,
       {server.instance, server.key_shards.prefix(0), plan.ack_replicas, plan.retention.trim,
-       plan.allowlist_redis, plan.janitor.mode == registry::janitor_mode::scan, where.db != 0,
+       plan.allowlist_redis, plan.janitor.mode == ports::janitor_mode::scan, where.db != 0,
        where.via_cluster(), where.via_sentinel()});
   if (verdict.exit_code != 0) {
     spdlog::error("cannot use Redis at {}: {}", where.describe(), verdict.refusal);
@@ -69,8 +70,9 @@ int check_persisting(const gateway_plan& plan, const gateway_redis& server,
   }
   if (!verdict.unchecked.empty()) spdlog::warn("start-up check: {}", verdict.unchecked);
   if (!verdict.not_ready.empty())
-    health.start_stalled({verdict.not_ready, redis::failure_kind::no_replicas, true, 0},
-                         std::chrono::steady_clock::now());
+    health.start_stalled(
+        redis::classify_redis_failure(redis::failure_kind::no_replicas, verdict.not_ready, true),
+        std::chrono::steady_clock::now());
   return 0;
 }
 
@@ -120,9 +122,9 @@ int open_redis(const gateway_plan& plan, gateway_redis& server) {
   // said so at once with the fix; a set-up error (a certificate, a password, a
   // database) exits 2, as waiting does not cure it.
   if (std::string why; !probe.ensure_connected(why)) {
-    const auto cause = health::classify_connect_failure(why);
-    spdlog::error("cannot use Redis at {}: {}", server.where.describe(), health::describe(cause));
-    return health::is_setup_failure(cause) ? 2 : 1;
+    const auto cause = redis::classify_connect_failure(why);
+    spdlog::error("cannot use Redis at {}: {}", server.where.describe(), ports::describe(cause));
+    return redis::is_setup_failure(cause) ? 2 : 1;
   }
   // Then: a URL whose scheme does not fit the server (a cluster node or a
   // sentinel named by redis://) fails every later step with a puzzling error.
@@ -136,7 +138,7 @@ int open_redis(const gateway_plan& plan, gateway_redis& server) {
     spdlog::error("cannot use Redis at {}: {}", server.where.describe(), error);
     // A cluster that answers but disagrees (a stored count unlike --telemetry-shards)
     // is a usage error; one whose master for the count's key is down is not.
-    const std::string cause = health::classify_redis_failure(error).label;
+    const std::string cause = redis::classify_redis_failure(error).label;
     const bool transient =
         cause == "connection" || cause == "cluster_down" || cause == "loading" || cause == "busy";
     return server.where.via_cluster() && probe.connected() && !transient ? 2 : 1;
@@ -149,7 +151,7 @@ int open_redis(const gateway_plan& plan, gateway_redis& server) {
 }
 
 int check_redis(const gateway_plan& plan, const gateway_redis& server,
-                health::persist_health& health) {
+                domain::persist_health& health) {
   if (const int code = check_persisting(plan, server, health); code != 0) return code;
   if (plan.ack_replicas > 0) warn_if_short_of_replicas(server.where, plan.ack_replicas);
   return 0;
@@ -173,10 +175,10 @@ void hand_over_commands(const gateway_plan& plan, const gateway_redis& server) {
   const auto& shards = server.key_shards;
   registry::redis_registry_store registry(server.connection("shutdown"), server.instance, shards,
                                           server.holder);
-  std::string error;
-  const auto released = registry.release_heartbeat(error);
+  ports::store_failure failed;
+  const auto released = registry.release_heartbeat(failed);
   if (!released) {
-    spdlog::warn("commands: heartbeat not removed at shutdown: {}", error);
+    spdlog::warn("commands: heartbeat not removed at shutdown: {}", failed.text());
     return;  // Redis is down: the janitor of another instance adopts the stream later.
   }
   if (!*released) {
@@ -188,13 +190,13 @@ void hand_over_commands(const gateway_plan& plan, const gateway_redis& server) {
   }
   commands::redis_command_store store(server.connection("shutdown"), server.instance,
                                       plan.command_max_payload, shards);
-  if (!store.load_library(error)) {
+  if (std::string error; !store.load_library(error)) {
     spdlog::warn("commands: stream not handed over at shutdown: {}", error);
     return;
   }
-  const auto counts = store.adopt_orphans(server.instance, error);
+  const auto counts = store.adopt_orphans(server.instance, failed);
   if (!counts)
-    spdlog::warn("commands: stream not handed over at shutdown: {}", error);
+    spdlog::warn("commands: stream not handed over at shutdown: {}", failed.text());
   else if (counts->handled > 0)
     spdlog::info("commands: {} unanswered command(s) handed over: {} re-routed, {} failed",
                  counts->handled, counts->rerouted, counts->failed);

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "actors/domain/persist_health.hpp"
 #include "infra/app/gateway_plan.hpp"
-#include "infra/health/persist_health.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/embedded_redis.hpp"
 #include "infra/redis/key_shards.hpp"
@@ -49,7 +49,7 @@ struct gateway_redis {
 /// naming the fix, rather than found out by devices that are never ACKed; replicas short
 /// start the instance not ready (`health`). Returns 0 or the exit code.
 [[nodiscard]] int check_redis(const gateway_plan& plan, const gateway_redis& server,
-                              health::persist_health& health);
+                              domain::persist_health& health);
 
 /// Takes the instance id's heartbeat before anything is announced, unless another live
 /// process holds it (a second gateway with the same --instance-id): then one line names

@@ -7,21 +7,21 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/domain/persist_health.hpp"
 #include "actors/gateway/allowlist_keeper.hpp"
 #include "infra/app/gateway_actors.hpp"
 #include "infra/app/gateway_listeners.hpp"
 #include "infra/app/gateway_redis.hpp"
-#include "infra/health/persist_health.hpp"
 #include "infra/log/log_budget.hpp"
 #include "infra/metrics/gateway_counters.hpp"
-#include "infra/net/allowlist_source.hpp"
+#include "infra/net/allowlist_file.hpp"
 #include "infra/net/tls_context.hpp"
 #include "infra/net/tls_memory.hpp"
 #include "infra/process/allocator.hpp"
 #include "infra/process/cpu_policy.hpp"
 #include "infra/process/service_notify.hpp"
 #include "infra/process/termination.hpp"
-#include "infra/telemetry/gateway_library.hpp"
+#include "infra/registry/allowlist_set.hpp"
 
 namespace tgw::infra::app {
 namespace {
@@ -38,7 +38,7 @@ struct gateway {
   std::unique_ptr<allowlist_keeper> allowlist;
   std::shared_ptr<net::tls_context_source> tls;
   gateway_redis redis;
-  std::shared_ptr<health::persist_health> health;
+  std::shared_ptr<domain::persist_health> health;
   std::unique_ptr<gateway_actors> actors;
   gateway_listeners listeners;
   process::service_notifier service;
@@ -80,7 +80,7 @@ int load_files(gateway& g) {
 int load_redis_allowlist(gateway& g) {
   if (!g.plan.allowlist_redis) return 0;
   g.allowlist = std::make_unique<allowlist_keeper>(
-      net::redis_allowlist(g.redis.connection("allowlist")), g.counters);
+      registry::redis_allowlist(g.redis.connection("allowlist")), g.counters);
   std::string error;
   if (!g.allowlist->load_first(error)) {
     spdlog::error("{}", error);
@@ -100,10 +100,9 @@ int start(gateway& g) {
   if (const std::string error = process::apply_cpu_policy(plan.cpu); !error.empty())
     spdlog::warn("{}; going on with the current one", error);
   if (const int code = open_redis(plan, g.redis); code != 0) return code;
-  g.health = std::make_shared<health::persist_health>(health::persist_health::settings{
-      plan.readiness_window, plan.failure_log_interval,
-      static_cast<std::size_t>(plan.writer_shards), telemetry::gateway_library_source(),
-      g.redis.where.via_cluster()});
+  g.health = std::make_shared<domain::persist_health>(
+      domain::persist_health::settings{plan.readiness_window, plan.failure_log_interval,
+                                       static_cast<std::size_t>(plan.writer_shards)});
   if (const int code = check_redis(plan, g.redis, *g.health); code != 0) return code;
   if (const int code = claim_instance(plan, g.redis); code != 0) return code;
   if (const int code = load_redis_allowlist(g); code != 0) return code;

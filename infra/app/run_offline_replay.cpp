@@ -32,7 +32,7 @@ struct replay_config : caf::actor_system_config {
 
 // What the session sees of its connection: writes and a close request are kept, to
 // compare with the recording and to stop feeding the connection.
-class replay_link final : public net::device_link {
+class replay_link final : public ports::device_link {
  public:
   explicit replay_link(std::string peer) : peer_(std::move(peer)) {}
   void send(std::vector<std::uint8_t> bytes) override {
@@ -108,7 +108,7 @@ replay::offline_result run_offline_replay(const capture::capture_set& capture,
                                                                    [&now_ms] { return now_ms; });
   auto counters = std::make_shared<metrics::gateway_counters>();
   auto writer = sys.spawn(actors::gateway::telemetry_writer, actors::gateway::writer_config{},
-                          std::shared_ptr<telemetry::telemetry_store>(store), 0, counters);
+                          std::shared_ptr<ports::telemetry_store>(store), 0, counters);
   auto config = std::make_shared<actors::gateway::session_config>();
   config->instance_id = settings.instance;
   config->crc = settings.crc;

@@ -19,7 +19,7 @@
 #include "infra/redis/server_mode.hpp"
 #include "infra/redis/stream_pages.hpp"
 #include "infra/telemetry/device_listing.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 #include "infra/text/duration.hpp"
 #include "infra/text/human_time.hpp"
 #include "infra/text/safe_text.hpp"

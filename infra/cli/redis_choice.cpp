@@ -11,8 +11,8 @@
 
 #include "infra/cli/redis_tls_flags.hpp"
 #include "infra/cli/value_checks.hpp"
-#include "infra/health/failure_cause.hpp"
 #include "infra/redis/connection.hpp"
+#include "infra/redis/failure_cause.hpp"
 #include "infra/redis/server_mode.hpp"
 #include "infra/redis/shard_agreement.hpp"
 
@@ -57,9 +57,9 @@ bool probe_redis(const redis::endpoint& where, std::string& error, bool& usage) 
   // fix, rather than after every command's own timeout.
   redis::connection probe({where, milliseconds{2000}, milliseconds{2000}, ""});
   if (std::string why; !probe.ensure_connected(why)) {
-    const health::failure_cause cause = health::classify_connect_failure(why);
-    error = health::describe(cause);
-    usage = health::is_setup_failure(cause);
+    const ports::failure_cause cause = redis::classify_connect_failure(why);
+    error = ports::describe(cause);
+    usage = redis::is_setup_failure(cause);
     return false;
   }
   // A cluster node or a sentinel named by redis:// would fail each command with a

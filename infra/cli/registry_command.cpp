@@ -11,6 +11,7 @@
 #include "infra/cli/value_checks.hpp"
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/registry/redis_registry_store.hpp"
+#include "infra/registry/registry_keys.hpp"
 
 namespace tgw::infra {
 namespace {
@@ -67,10 +68,11 @@ int run_registry(const registry_settings& s) {
     }
     registry::redis_registry_store store(options, "tgw-registry-cli", *shards);
     const auto mode =
-        s.mode == "scan" ? registry::janitor_mode::scan : registry::janitor_mode::reverse_index;
-    const auto report = store.janitor_pass(mode, 1000, error);
+        s.mode == "scan" ? ports::janitor_mode::scan : ports::janitor_mode::reverse_index;
+    ports::store_failure failed;
+    const auto report = store.janitor_pass(mode, 1000, failed);
     if (!report) {
-      std::cerr << "tgw registry: janitor pass failed: " << error << '\n';
+      std::cerr << "tgw registry: janitor pass failed: " << failed.text() << '\n';
       return 1;
     }
     out["instances_checked"] = report->instances_checked;

@@ -14,7 +14,7 @@
 #include "infra/redis/connection.hpp"
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/replay/live_replay.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 
 namespace tgw::infra {
 namespace {

@@ -137,8 +137,8 @@ void plan_actors(const serve_options& o, app::gateway_plan& p) {
   p.registry.heartbeat_ttl = seconds{o.heartbeat_ttl_s};
   p.registry.failure_log_interval = log_interval;
   p.janitor.interval = milliseconds{o.janitor_interval_ms};
-  p.janitor.mode = o.janitor_mode == "scan" ? registry::janitor_mode::scan
-                                            : registry::janitor_mode::reverse_index;
+  p.janitor.mode =
+      o.janitor_mode == "scan" ? ports::janitor_mode::scan : ports::janitor_mode::reverse_index;
   p.command_reader.journal_maxlen = o.journal_maxlen;
   p.command_reader.failure_log_interval = log_interval;
   p.command_responder.journal_maxlen = o.journal_maxlen;

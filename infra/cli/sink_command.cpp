@@ -29,7 +29,7 @@
 #include "infra/sink/sink_metrics.hpp"
 #include "infra/sink/stream_sink.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 
 namespace tgw::infra {
 namespace {

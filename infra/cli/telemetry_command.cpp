@@ -19,7 +19,7 @@
 #include "infra/redis/shard_agreement.hpp"
 #include "infra/telemetry/entry_view.hpp"
 #include "infra/telemetry/io_dictionary.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 
 namespace tgw::infra {
 namespace {

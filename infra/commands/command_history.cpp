@@ -11,7 +11,7 @@
 
 #include "infra/commands/command_keys.hpp"
 #include "infra/redis/stream_pages.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 
 namespace tgw::infra::commands {
 namespace {

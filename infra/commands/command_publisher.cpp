@@ -7,8 +7,8 @@
 
 #include "infra/commands/command_keys.hpp"
 #include "infra/commands/command_library.hpp"
-#include "infra/registry/registry_store.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/registry/registry_keys.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 #include "infra/text/hex.hpp"
 #include "infra/text/safe_text.hpp"
 

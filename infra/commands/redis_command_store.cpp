@@ -4,8 +4,9 @@
 
 #include "codecs/imei.hpp"
 #include "infra/commands/command_library.hpp"
-#include "infra/registry/registry_store.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/redis/failure_cause.hpp"
+#include "infra/registry/registry_keys.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 #include "infra/text/hex.hpp"
 #include "infra/text/safe_text.hpp"
 
@@ -17,9 +18,11 @@ constexpr std::size_t orphan_batch = 100;
 // Pending entries are re-read in pages so a long backlog is not one huge reply.
 constexpr std::size_t pending_page = 100;
 
-bool failed(const redis::value& v, std::string& error) {
+// A Redis error reply as the port's failure; an ACL refusal inside a Function names
+// the command of its line in the library.
+bool failed(const redis::value& v, ports::store_failure& error) {
   if (!v.is_error()) return false;
-  error = v.text;
+  error = redis::store_failure_of(v.failure, v.text, command_library_source());
   return true;
 }
 
@@ -45,15 +48,19 @@ bool redis_command_store::load_library(std::string& error) {
   return library_.load(error);
 }
 
-bool redis_command_store::prepare(std::string& error) {
-  return load_library(error) && ensure_group(error);
+bool redis_command_store::prepare(ports::store_failure& error) {
+  if (std::string text; !load_library(text)) {
+    error = redis::store_failure_of_text(text, command_library_source());
+    return false;
+  }
+  return ensure_group(error);
 }
 
 redis::value redis_command_store::call(const std::vector<std::string>& argv) {
   return library_.call(argv);
 }
 
-bool redis_command_store::ensure_group(std::string& error) {
+bool redis_command_store::ensure_group(ports::store_failure& error) {
   for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
     // Id 0, not $: entries other instances added before this consumer started are
     // still delivered.
@@ -67,7 +74,8 @@ bool redis_command_store::ensure_group(std::string& error) {
   return true;
 }
 
-std::optional<std::vector<std::string>> redis_command_store::orphan_candidates(std::string& error) {
+std::optional<std::vector<std::string>> redis_command_store::orphan_candidates(
+    ports::store_failure& error) {
   std::vector<std::string> dead;
   for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
     const std::string& prefix = shards_.prefix(shard);
@@ -92,7 +100,7 @@ std::optional<std::vector<std::string>> redis_command_store::orphan_candidates(s
 
 bool redis_command_store::parse_read(const redis::value& v, std::uint32_t shard,
                                      std::vector<command_entry>& out, std::string& last_id,
-                                     std::string& error) {
+                                     ports::store_failure& error) {
   if (redis::error_is(v, "NOGROUP")) {
     // The stream was deleted (by a janitor that took this instance for dead, or a
     // Redis that restarted empty): re-create it and carry on with nothing to read.
@@ -111,14 +119,15 @@ bool redis_command_store::parse_read(const redis::value& v, std::uint32_t shard,
       for (const redis::value& f : entry.elements[1].elements) fields.push_back(f.text);
     }
     last_id = entry.elements[0].text;
-    out.push_back(
-        parse_command_entry(last_id, fields, present, max_payload_, allow_control_characters_));
+    out.push_back(ports::parse_command_entry(last_id, fields, present, max_payload_,
+                                             allow_control_characters_));
     out.back().shard = shard;
   }
   return true;
 }
 
-std::optional<std::vector<command_entry>> redis_command_store::read_pending(std::string& error) {
+std::optional<std::vector<command_entry>> redis_command_store::read_pending(
+    ports::store_failure& error) {
   std::vector<command_entry> all;
   for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
     std::string last_id = "0";
@@ -134,8 +143,8 @@ std::optional<std::vector<command_entry>> redis_command_store::read_pending(std:
   return all;
 }
 
-std::optional<std::vector<command_entry>> redis_command_store::read_all_shards(std::size_t count,
-                                                                               std::string& error) {
+std::optional<std::vector<command_entry>> redis_command_store::read_all_shards(
+    std::size_t count, ports::store_failure& error) {
   std::vector<std::vector<std::string>> reads;
   reads.reserve(shards_.count());
   for (std::uint32_t shard = 0; shard < shards_.count(); ++shard)
@@ -154,7 +163,8 @@ std::optional<std::vector<command_entry>> redis_command_store::read_all_shards(s
   return out;
 }
 
-bool redis_command_store::wait_for_wake(std::chrono::milliseconds block, std::string& error) {
+bool redis_command_store::wait_for_wake(std::chrono::milliseconds block,
+                                        ports::store_failure& error) {
   // A wake added after the last one seen returns at once, so one added between the
   // shard reads and this wait is not lost.
   const redis::value v = conn_.command({"XREAD", "COUNT", "1", "BLOCK",
@@ -168,7 +178,7 @@ bool redis_command_store::wait_for_wake(std::chrono::milliseconds block, std::st
 }
 
 std::optional<std::vector<command_entry>> redis_command_store::read_new(
-    std::chrono::milliseconds block, std::size_t count, std::string& error) {
+    std::chrono::milliseconds block, std::size_t count, ports::store_failure& error) {
   if (shards_.count() > 1) {
     auto found = read_all_shards(count, error);
     if (!found || !found->empty()) return found;
@@ -231,17 +241,17 @@ std::vector<std::string> redis_command_store::dispatched_command(
 }
 
 bool redis_command_store::resolve(const command_entry& entry, const resolution& outcome,
-                                  std::string& error, std::int64_t journal_maxlen) {
+                                  ports::store_failure& error, std::int64_t journal_maxlen) {
   return !failed(call(resolve_command(entry, outcome, journal_maxlen)), error);
 }
 
-bool redis_command_store::dispatched(const command_entry& entry, std::string& error,
+bool redis_command_store::dispatched(const command_entry& entry, ports::store_failure& error,
                                      std::int64_t journal_maxlen) {
   const auto argv = dispatched_command(entry, journal_maxlen);
   return argv.empty() || !failed(call(argv), error);
 }
 
-std::vector<std::string> redis_command_store::resolve_all(
+std::vector<ports::store_failure> redis_command_store::resolve_all(
     std::span<const std::pair<command_entry, resolution>> outcomes, std::int64_t journal_maxlen) {
   std::vector<std::vector<std::string>> commands;
   commands.reserve(outcomes.size());
@@ -257,23 +267,23 @@ std::vector<dispatch_outcome> redis_command_store::dispatched_all(
   for (const command_entry* entry : entries)
     commands.push_back(dispatched_command(*entry, journal_maxlen));
   std::vector<redis::value> replies;
-  std::vector<std::string> errors = run_batch(commands, &replies);
+  std::vector<ports::store_failure> errors = run_batch(commands, &replies);
   std::vector<dispatch_outcome> out(entries.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
     // The reply says "answered already" even when the batch failed after it (a WAIT
     // that fell short): the command must not be delivered either way.
     if (replies[i].as_int() == -1)
       out[i].status = dispatch_status::answered_already;
-    else if (!errors[i].empty())
+    else if (errors[i].failed())
       out[i] = {dispatch_status::not_journaled, std::move(errors[i])};
   }
   return out;
 }
 
-std::vector<std::string> redis_command_store::run_batch(
+std::vector<ports::store_failure> redis_command_store::run_batch(
     const std::vector<std::vector<std::string>>& commands, std::vector<redis::value>* results) {
   if (results != nullptr) results->assign(commands.size(), redis::value{});
-  std::vector<std::string> errors(commands.size());
+  std::vector<ports::store_failure> errors(commands.size());
   std::vector<std::vector<std::string>> real;
   std::vector<std::size_t> index;
   for (std::size_t i = 0; i < commands.size(); ++i) {
@@ -301,27 +311,31 @@ std::vector<std::string> redis_command_store::run_batch(
       library_.run(sent.size(), [&] { return conn_.pipeline(sent); });
   for (std::size_t k = 0; k < index.size(); ++k) {
     if (reply_of[k] >= replies.size()) {
-      errors[index[k]] = "IO no reply";
+      errors[index[k]] = redis::store_failure_of_text("IO no reply");
     } else if (replies[reply_of[k]].is_error()) {
-      const std::string& text = replies[reply_of[k]].text;
-      errors[index[k]] = text.empty() ? "error" : text;
+      const redis::value& reply = replies[reply_of[k]];
+      errors[index[k]] = redis::store_failure_of(
+          reply.failure, reply.text.empty() ? "error" : reply.text, command_library_source());
     } else {
       if (results != nullptr) (*results)[index[k]] = replies[reply_of[k]];
     }
-    if (errors[index[k]].empty() && replicas_ > 0) {
+    if (!errors[index[k]].failed() && replicas_ > 0) {
       const auto confirmed =
           wait_of[k] < replies.size() ? replies[wait_of[k]].as_int() : std::nullopt;
       if (!confirmed || *confirmed < replicas_)
-        errors[index[k]] = "replicas: WAIT confirmed " +
-                           (confirmed ? std::to_string(*confirmed) : std::string("none")) + " of " +
-                           std::to_string(replicas_);
+        errors[index[k]] = redis::store_failure_of(
+            redis::failure_kind::no_replicas,
+            "replicas: WAIT confirmed " +
+                (confirmed ? std::to_string(*confirmed) : std::string("none")) + " of " +
+                std::to_string(replicas_),
+            {}, {}, true);
     }
   }
   return errors;
 }
 
 std::optional<std::size_t> redis_command_store::drain_offline(const std::string& imei,
-                                                              std::string& error) {
+                                                              ports::store_failure& error) {
   const std::uint32_t shard = shards_.shard_of(imei);
   const std::string& prefix = shards_.prefix(shard);
   const redis::value v =
@@ -332,7 +346,7 @@ std::optional<std::size_t> redis_command_store::drain_offline(const std::string&
 }
 
 std::optional<redis_command_store::orphan_counts> redis_command_store::adopt_orphans(
-    const std::string& dead_instance, std::string& error) {
+    const std::string& dead_instance, ports::store_failure& error) {
   orphan_counts counts;
   for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
     const std::string& prefix = shards_.prefix(shard);
@@ -343,7 +357,7 @@ std::optional<redis_command_store::orphan_counts> redis_command_store::adopt_orp
                 std::to_string(now_s()), std::to_string(orphan_batch)});
       if (failed(v, error)) return std::nullopt;
       if (!v.is_array() || v.elements.size() != 4) {
-        error = "tgw_cmd_orphans: unexpected reply";
+        error = redis::store_failure_of_text("tgw_cmd_orphans: unexpected reply");
         return std::nullopt;
       }
       const auto n = [&](std::size_t i) {

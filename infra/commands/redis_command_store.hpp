@@ -9,13 +9,18 @@
 #include <utility>
 #include <vector>
 
+#include "actors/ports/command_store.hpp"
 #include "infra/commands/command_keys.hpp"
-#include "infra/commands/command_store.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/function_library.hpp"
 #include "infra/redis/key_shards.hpp"
 
 namespace tgw::infra::commands {
+
+using ports::command_entry;
+using ports::dispatch_outcome;
+using ports::dispatch_status;
+using ports::resolution;
 
 /// The command store's Redis side: the consumer group, reads (pending first, then
 /// new), and the atomic steps of the `tgw_commands` function library over one blocking
@@ -31,7 +36,7 @@ namespace tgw::infra::commands {
 /// read_new(), otherwise hiredis gives up on the socket while the server still holds
 /// the read and an entry can be delivered into the pending list unseen (e.g. 3000 ms
 /// io timeout with a 1000 ms BLOCK).
-class redis_command_store final : public command_store {
+class redis_command_store final : public ports::command_store {
  public:
   redis_command_store(redis::connection::options where, std::string instance_id,
                       std::size_t max_payload = 512, redis::key_shards shards = {},
@@ -41,21 +46,21 @@ class redis_command_store final : public command_store {
   bool load_library(std::string& error);
   /// XGROUP CREATE commands:outbound:{me} ingest 0 MKSTREAM (in every shard); an
   /// existing group is fine.
-  bool ensure_group(std::string& error);
+  bool ensure_group(ports::store_failure& error);
   /// load_library() and ensure_group().
-  bool prepare(std::string& error) override;
+  bool prepare(ports::store_failure& error) override;
   /// Read from id 0, paged until empty.
-  std::optional<std::vector<command_entry>> read_pending(std::string& error) override;
+  std::optional<std::vector<command_entry>> read_pending(ports::store_failure& error) override;
   /// XREADGROUP ... BLOCK; on a cluster `count` is per shard.
   std::optional<std::vector<command_entry>> read_new(std::chrono::milliseconds block,
                                                      std::size_t count,
-                                                     std::string& error) override;
+                                                     ports::store_failure& error) override;
   /// tgw_cmd_resolve.
-  bool resolve(const command_entry& entry, const resolution& outcome, std::string& error,
+  bool resolve(const command_entry& entry, const resolution& outcome, ports::store_failure& error,
                std::int64_t journal_maxlen = 10000) override;
   /// tgw_cmd_resolve for each, through run_batch(): with require_replicas(), a batch
   /// fewer replicas confirmed fails whole.
-  std::vector<std::string> resolve_all(
+  std::vector<ports::store_failure> resolve_all(
       std::span<const std::pair<command_entry, resolution>> outcomes,
       std::int64_t journal_maxlen) override;
   /// tgw_cmd_dispatched for each, through run_batch(): a reply of -1 is answered_already.
@@ -63,7 +68,7 @@ class redis_command_store final : public command_store {
                                                std::int64_t journal_maxlen) override;
   /// tgw_cmd_dispatched for one entry (its reply is -1, and nothing is journaled, when
   /// the command was answered already: do not deliver it).
-  bool dispatched(const command_entry& entry, std::string& error,
+  bool dispatched(const command_entry& entry, ports::store_failure& error,
                   std::int64_t journal_maxlen = 10000);
 
   /// The commands resolve() and dispatched() run (empty: nothing to run), for batching.
@@ -77,8 +82,8 @@ class redis_command_store final : public command_store {
   /// fewer replicas confirmed fails whole: the responder retries it, which is safe
   /// because tgw_cmd_resolve publishes once per entry.
   /// `results`, when given, gets each command's reply (nil where it failed).
-  std::vector<std::string> run_batch(const std::vector<std::vector<std::string>>& commands,
-                                     std::vector<redis::value>* results = nullptr);
+  std::vector<ports::store_failure> run_batch(const std::vector<std::vector<std::string>>& commands,
+                                              std::vector<redis::value>* results = nullptr);
   /// From now on run_batch() ends with `WAIT replicas timeout` (--ack-replicas): a
   /// response is published only once a failover would keep it.
   void require_replicas(int replicas, std::chrono::milliseconds timeout) {
@@ -86,12 +91,13 @@ class redis_command_store final : public command_store {
     replicas_timeout_ = timeout;
   }
   /// tgw_cmd_drain_offline in the device's key shard.
-  std::optional<std::size_t> drain_offline(const std::string& imei, std::string& error) override;
+  std::optional<std::size_t> drain_offline(const std::string& imei,
+                                           ports::store_failure& error) override;
   /// tgw_cmd_orphans in batches, shard by shard, until the stream is gone.
   std::optional<orphan_counts> adopt_orphans(const std::string& dead_instance,
-                                             std::string& error) override;
+                                             ports::store_failure& error) override;
   /// SMEMBERS commands:instances, and EXISTS each member's heartbeat (every shard).
-  std::optional<std::vector<std::string>> orphan_candidates(std::string& error) override;
+  std::optional<std::vector<std::string>> orphan_candidates(ports::store_failure& error) override;
 
   [[nodiscard]] const std::string& instance_id() const override { return instance_; }
   /// This instance's outbound stream in `shard`.
@@ -104,9 +110,10 @@ class redis_command_store final : public command_store {
   /// Parses an XREADGROUP reply of one stream; appends to `out`, advances `last_id`.
   /// False with `error` on a Redis error; a missing group is re-created.
   bool parse_read(const redis::value& v, std::uint32_t shard, std::vector<command_entry>& out,
-                  std::string& last_id, std::string& error);
-  std::optional<std::vector<command_entry>> read_all_shards(std::size_t count, std::string& error);
-  bool wait_for_wake(std::chrono::milliseconds block, std::string& error);
+                  std::string& last_id, ports::store_failure& error);
+  std::optional<std::vector<command_entry>> read_all_shards(std::size_t count,
+                                                            ports::store_failure& error);
+  bool wait_for_wake(std::chrono::milliseconds block, ports::store_failure& error);
 
   redis::connection conn_;
   redis::function_library library_;

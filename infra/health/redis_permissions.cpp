@@ -1,10 +1,9 @@
 #include "infra/health/redis_permissions.hpp"
 
 #include "infra/commands/command_keys.hpp"
-#include "infra/net/allowlist_source.hpp"
 #include "infra/redis/shard_agreement.hpp"
-#include "infra/registry/registry_store.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/registry/registry_keys.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 
 namespace tgw::infra::health {
 
@@ -88,7 +87,8 @@ std::vector<std::vector<std::string>> gateway_commands(const gateway_usage& u) {
     all.push_back({"XTRIM", stream, "MINID", "0-1"});
     all.push_back({"XTRIM", stream, "MAXLEN", "1000000"});  // the floor of a stream without a group
   }
-  if (u.allowlist_redis) all.push_back({"SSCAN", net::allowed_devices_key, "0", "COUNT", "10000"});
+  if (u.allowlist_redis)
+    all.push_back({"SSCAN", registry::keys::allowed_devices, "0", "COUNT", "10000"});
   if (u.janitor_scans) all.push_back({"HSCAN", registry, "0", "COUNT", "1000"});
   if (u.selects_db) all.push_back({"SELECT", "1"});
   if (u.sentinel) all.push_back({"ROLE"});

@@ -2,9 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "infra/health/failure_cause.hpp"
-#include "infra/telemetry/gateway_library.hpp"
-
 namespace tgw::infra::health {
 
 startup_verdict check_before_start(redis::connection& conn, telemetry::redis_telemetry_store& store,
@@ -24,15 +21,15 @@ startup_verdict check_before_start(redis::connection& conn, telemetry::redis_tel
                   "); grant the user +acl|dryrun to have them checked at start "
                   "(docs/OPERATIONS.md, \"Redis ACLs\")";
   std::string cleanup_error;
-  const telemetry::write_outcome canary = store.probe(cleanup_error);
+  const ports::write_outcome canary = store.probe(cleanup_error);
   if (!cleanup_error.empty())
     spdlog::warn(
         "start-up check: the probe keys (telemetry:probe:{0}, journal:probe:{0}, "
         "device:probe:{0}) were not deleted: {1}",
         usage.instance, cleanup_error);
   if (canary.ok) return v;
-  const failure_cause cause = classify_redis_failure(
-      canary.failure, canary.error, canary.under_replicated, telemetry::gateway_library_source());
+  // The store named the cause (an ACL refusal names the command of its Function).
+  const ports::failure_cause& cause = canary.cause;
   if (canary.under_replicated || cause.label == "replicas" || cause.label == "loading") {
     // Redis can take the writes; it cannot confirm them as asked yet. Not a refusal:
     // replicas may be on their way.

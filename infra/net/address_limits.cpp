@@ -37,9 +37,9 @@ address_limits::entry& address_limits::entry_locked(const std::string& address,
   auto [it, fresh] = entries_.try_emplace(address);
   entry& e = it->second;
   if (fresh) {
-    e.connections = token_bucket(settings_.connections_per_second, settings_.burst, now);
-    e.devices =
-        token_bucket(settings_.new_devices_per_hour / 3600.0, settings_.new_devices_burst, now);
+    e.connections = domain::token_bucket(settings_.connections_per_second, settings_.burst, now);
+    e.devices = domain::token_bucket(settings_.new_devices_per_hour / 3600.0,
+                                     settings_.new_devices_burst, now);
   }
   return e;
 }

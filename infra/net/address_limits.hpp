@@ -7,8 +7,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "actors/domain/token_bucket.hpp"
 #include "infra/net/ip_endpoint.hpp"
-#include "infra/net/token_bucket.hpp"
 
 namespace tgw::infra::net {
 
@@ -76,8 +76,8 @@ class address_limits {
 
  private:
   struct entry {
-    token_bucket connections;
-    token_bucket devices;
+    domain::token_bucket connections;
+    domain::token_bucket devices;
     std::size_t handshakes = 0;
     std::size_t sessions = 0;
   };

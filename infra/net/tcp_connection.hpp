@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "actors/ports/device_link.hpp"
 #include "codecs/device_conversation.hpp"
 #include "infra/metrics/refusals.hpp"
 #include "infra/net/connection_executor.hpp"
 #include "infra/net/connection_sweep.hpp"
-#include "infra/net/device_link.hpp"
 #include "infra/net/ip_endpoint.hpp"
 #include "infra/net/tcp_server.hpp"
 #include "infra/net/tls_channel.hpp"
@@ -36,7 +36,7 @@ namespace tgw::infra::net {
 /// slot of the handshake gate only once the device's ClientHello record is whole in
 /// the kernel. Only then is the listener (the session actor) made, and the capture
 /// opened with the device's address.
-class tcp_connection final : public device_link,
+class tcp_connection final : public ports::device_link,
                              public std::enable_shared_from_this<tcp_connection> {
  public:
   tcp_connection(tcp_server& server, connection_socket socket, connection_sweep& sweep);
@@ -55,7 +55,7 @@ class tcp_connection final : public device_link,
     return device_known_ ? device_.to_string() : "unknown";
   }
   [[nodiscard]] const std::string& via() const override {
-    return via_ ? *via_ : device_link::via();
+    return via_ ? *via_ : ports::device_link::via();
   }
 
   /// From any thread: close on the connection's thread.
@@ -140,7 +140,7 @@ class tcp_connection final : public device_link,
     std::uint64_t id = 0;
   };
   std::unique_ptr<captured> capture_;
-  std::unique_ptr<connection_listener> listener_;
+  std::unique_ptr<ports::connection_listener> listener_;
   // A vector, not a deque: libstdc++'s deque allocates a 512-byte block and its map
   // when constructed, for every idle connection. The queue is rarely longer than one.
   std::vector<std::vector<std::uint8_t>> writes_;

@@ -11,10 +11,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "actors/ports/device_link.hpp"
 #include "infra/net/address_limits.hpp"
 #include "infra/net/asio.hpp"
 #include "infra/net/connection_limits.hpp"
-#include "infra/net/device_link.hpp"
 #include "infra/net/handshake_gate.hpp"
 #include "infra/net/io_pool.hpp"
 #include "infra/net/ip_prefix.hpp"
@@ -76,7 +76,7 @@ struct server_counters {
 
 /// Makes the listener for a new connection.
 using listener_factory =
-    std::function<std::unique_ptr<connection_listener>(std::shared_ptr<device_link>)>;
+    std::function<std::unique_ptr<ports::connection_listener>(std::shared_ptr<ports::device_link>)>;
 
 class tcp_connection;
 struct connection_sweep;

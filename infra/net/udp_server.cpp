@@ -55,7 +55,7 @@ struct udp_server::state : std::enable_shared_from_this<udp_server::state> {
             self->received.fetch_add(1);
             std::weak_ptr<state> weak = self;
             const udp::endpoint to = self->from;
-            udp_reply reply = [weak, to](std::vector<std::uint8_t> bytes) {
+            ports::udp_reply reply = [weak, to](std::vector<std::uint8_t> bytes) {
               if (auto s = weak.lock()) s->send_to(std::move(bytes), to);
             };
             self->on_datagram(

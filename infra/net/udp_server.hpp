@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "actors/domain/udp_backlog.hpp"
+#include "actors/ports/udp_reply.hpp"
 #include "infra/net/address_limits.hpp"
 #include "infra/net/asio.hpp"
 #include "infra/net/ip_prefix.hpp"
-#include "infra/net/udp_backlog.hpp"
-#include "infra/net/udp_server_reply.hpp"
 
 namespace tgw::infra::metrics {
 class refusal_counters;
@@ -27,7 +27,7 @@ struct udp_limits {
   /// Sources exempt from `per_address` (--trusted-sources).
   std::vector<ip_prefix> trusted;
   /// Datagrams handed on and not yet taken up; over it they are dropped. Null: none.
-  std::shared_ptr<udp_backlog> backlog;
+  std::shared_ptr<domain::udp_backlog> backlog;
   /// Where drops are counted; null: nowhere.
   std::shared_ptr<metrics::refusal_counters> refusals;
 };
@@ -39,8 +39,8 @@ struct udp_limits {
 /// socket.
 class udp_server {
  public:
-  using handler =
-      std::function<void(std::vector<std::uint8_t> datagram, udp_reply reply, std::string peer)>;
+  using handler = std::function<void(std::vector<std::uint8_t> datagram, ports::udp_reply reply,
+                                     std::string peer)>;
 
   udp_server(asio::io_context& io, const udp::endpoint& where, handler on_datagram,
              udp_limits limits = {});

@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "infra/node/node_keys.hpp"
 #include "infra/node/node_library.hpp"
+#include "infra/redis/failure_cause.hpp"
 
 namespace tgw::infra::node {
 namespace {
@@ -25,6 +27,7 @@ bool redis_node_store::load_library() {
   std::string error;
   if (library_.load(error)) return true;
   last_error_ = "FUNCTION LOAD: " + error;
+  last_failure_ = redis::store_failure_of_text(error, node_library_source(), "FUNCTION LOAD");
   return false;
 }
 
@@ -32,15 +35,20 @@ redis::value redis_node_store::call(std::vector<std::string> argv) {
   const redis::value v = library_.call(argv);
   if (v.is_error()) {
     last_error_ = argv[1] + ": " + v.text;
+    last_failure_ = redis::store_failure_of(v.failure, v.text, node_library_source(), argv[1]);
   } else {
     last_error_.clear();
+    last_failure_ = {};
   }
   return v;
 }
 
 std::optional<membership_view> redis_node_store::view_of(const redis::value& v) {
   if (!v.is_array() || v.elements.size() != 5) {
-    if (last_error_.empty()) last_error_ = "unexpected reply shape";
+    if (last_error_.empty()) {
+      last_error_ = "unexpected reply shape";
+      last_failure_ = redis::store_failure_of_text(last_error_);
+    }
     return std::nullopt;
   }
   membership_view view;

@@ -4,11 +4,15 @@
 #include <memory>
 #include <string>
 
-#include "infra/node/node_store.hpp"
+#include "actors/ports/node_store.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/function_library.hpp"
 
 namespace tgw::infra::node {
+
+using ports::completion;
+using ports::emit_result;
+using ports::membership_view;
 
 /// Timings of the cluster protocol; defaults are the cluster-node design's.
 struct node_timing {
@@ -19,7 +23,7 @@ struct node_timing {
 };
 
 /// node_store over one Redis connection and the `tgw_node` function library.
-class redis_node_store final : public node_store {
+class redis_node_store final : public ports::node_store {
  public:
   redis_node_store(redis::connection::options where, node_timing timing, bool record_handled);
 
@@ -34,7 +38,9 @@ class redis_node_store final : public node_store {
   completion complete(const std::string& id, const std::string& message, bool failed,
                       const std::string& reason) override;
   void leave(const std::string& id) override;
-  [[nodiscard]] std::string last_error() const override { return last_error_; }
+  [[nodiscard]] ports::store_failure last_failure() const override { return last_failure_; }
+  /// The last failure's words, for a log line; empty when the last call succeeded.
+  [[nodiscard]] std::string last_error() const { return last_error_; }
 
   /// Returns and deletes the error list in one step (`tgw node --getErrors`).
   std::optional<std::vector<std::string>> take_errors();
@@ -55,6 +61,7 @@ class redis_node_store final : public node_store {
   node_timing timing_;
   bool record_handled_;
   std::string last_error_;
+  ports::store_failure last_failure_;
 };
 
 }  // namespace tgw::infra::node

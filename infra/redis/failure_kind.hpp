@@ -7,7 +7,7 @@ namespace tgw::infra::redis {
 
 /// Why a Redis call failed, decided once where its reply or the client's own failure is
 /// made (redis::value::failure), so that callers branch on a type, never on the words.
-/// One value per cause that a caller or infra/health/failure_cause treats apart.
+/// One value per cause that a caller or infra/redis/failure_cause treats apart.
 enum class failure_kind : std::uint8_t {
   none,           ///< Not a failure.
   unreachable,    ///< The client's own: no connection, or it broke; the command may have run.

@@ -5,7 +5,7 @@
 namespace tgw::infra::redis::link_errors {
 
 /// Phrases a server link puts in its error texts (transport failures, open()'s error) when
-/// it knows why a connection failed; infra/health/failure_cause names the fix for each.
+/// it knows why a connection failed; infra/redis/failure_cause names the fix for each.
 /// Kept in one place so that the words written and the words looked for cannot drift.
 
 /// TCP: nothing listens (the system's own words), or no answer to the connect at all.

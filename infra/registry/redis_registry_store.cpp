@@ -4,15 +4,19 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "infra/redis/failure_cause.hpp"
 #include "infra/registry/heartbeat_holder.hpp"
+#include "infra/registry/registry_keys.hpp"
 #include "infra/registry/registry_library.hpp"
 
 namespace tgw::infra::registry {
 namespace {
 
-bool failed(const redis::value& v, std::string& error) {
+// A Redis error reply as the port's failure; an ACL refusal inside a Function names
+// the command of its line in the library.
+bool failed(const redis::value& v, ports::store_failure& error) {
   if (!v.is_error()) return false;
-  error = v.text;
+  error = redis::store_failure_of(v.failure, v.text, registry_library_source());
   return true;
 }
 
@@ -36,12 +40,12 @@ redis::value redis_registry_store::call(const std::vector<std::string>& argv) {
   return library_.call(argv);
 }
 
-bool redis_registry_store::register_device(const std::string& imei, std::string& error) {
+bool redis_registry_store::register_device(const std::string& imei, ports::store_failure& error) {
   return claim(imei, claim_mode::take, error).has_value();
 }
 
 std::optional<bool> redis_registry_store::claim(const std::string& imei, claim_mode mode,
-                                                std::string& error) {
+                                                ports::store_failure& error) {
   // Compare-and-set on the owner, so the previous owner's reverse index (and, to
   // re-assert, its heartbeat) can be named in KEYS: read the owner, then write if it
   // is still that one.
@@ -69,11 +73,12 @@ std::optional<bool> redis_registry_store::claim(const std::string& imei, claim_m
     if (outcome == 2) return false;  // a live instance holds it
     expected = v.is_array() && v.elements.size() == 2 ? v.elements[1].text : "";
   }
-  error = "registration of " + imei + " kept racing with other instances";
+  error =
+      redis::store_failure_of_text("registration of " + imei + " kept racing with other instances");
   return std::nullopt;
 }
 
-bool redis_registry_store::unregister_device(const std::string& imei, std::string& error) {
+bool redis_registry_store::unregister_device(const std::string& imei, ports::store_failure& error) {
   const std::string& prefix = shards_.prefix_of(imei);
   const redis::value v = call({"FCALL", "tgw_registry_unregister", "2", keys::registry_in(prefix),
                                keys::devices(instance_, prefix), imei, instance_});
@@ -81,7 +86,7 @@ bool redis_registry_store::unregister_device(const std::string& imei, std::strin
 }
 
 std::optional<std::size_t> redis_registry_store::unregister_all(
-    const std::vector<std::string>& imeis, std::string& error) {
+    const std::vector<std::string>& imeis, ports::store_failure& error) {
   if (imeis.empty()) return 0;
   std::vector<std::vector<std::string>> commands;
   commands.reserve(imeis.size());
@@ -100,7 +105,7 @@ std::optional<std::size_t> redis_registry_store::unregister_all(
 }
 
 std::optional<std::size_t> redis_registry_store::reassert(const std::vector<std::string>& imeis,
-                                                          std::string& error) {
+                                                          ports::store_failure& error) {
   std::size_t left = 0;
   for (const std::string& imei : imeis) {
     const auto set = claim(imei, claim_mode::reassert, error);
@@ -111,7 +116,7 @@ std::optional<std::size_t> redis_registry_store::reassert(const std::vector<std:
 }
 
 std::optional<std::vector<std::string>> redis_registry_store::missing_from_index(
-    const std::vector<std::string>& imeis, std::string& error) {
+    const std::vector<std::string>& imeis, ports::store_failure& error) {
   constexpr std::size_t chunk = 1000;  // SMISMEMBER arguments per call
   // Each shard's devices are checked against that shard's reverse index.
   std::vector<std::vector<std::string>> by_shard(shards_.count());
@@ -127,7 +132,7 @@ std::optional<std::vector<std::string>> redis_registry_store::missing_from_index
       const redis::value v = call(argv);
       if (failed(v, error)) return std::nullopt;
       if (!v.is_array() || v.elements.size() != last - first) {
-        error = "unexpected reply to SMISMEMBER";
+        error = redis::store_failure_of_text("unexpected reply to SMISMEMBER");
         return std::nullopt;
       }
       for (std::size_t i = first; i < last; ++i)
@@ -138,7 +143,7 @@ std::optional<std::vector<std::string>> redis_registry_store::missing_from_index
 }
 
 std::optional<heartbeat_outcome> redis_registry_store::heartbeat(std::chrono::seconds ttl,
-                                                                 std::string& error) {
+                                                                 ports::store_failure& error) {
   heartbeat_outcome out;
   for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
     const std::string& prefix = shards_.prefix(shard);
@@ -147,12 +152,15 @@ std::optional<heartbeat_outcome> redis_registry_store::heartbeat(std::chrono::se
               keys::known_instances_in(prefix), instance_, std::to_string(ttl.count()), holder_});
     if (failed(v, error)) return std::nullopt;
     if (!v.is_array() || v.elements.size() != 2) {
-      error = "tgw_registry_heartbeat: unexpected reply";
+      error = redis::store_failure_of_text("tgw_registry_heartbeat: unexpected reply");
       return std::nullopt;
     }
     const auto state = v.elements[0].as_int().value_or(0);
     if (state == 2) {
       out.taken_by = v.elements[1].text;
+      const auto who = heartbeat_holder::parse(out.taken_by);
+      out.taken_by_described =
+          who ? who->describe() : "a process that wrote '" + out.taken_by + "'";
       return out;
     }
     out.was_missing = out.was_missing || state == 1;
@@ -160,7 +168,7 @@ std::optional<heartbeat_outcome> redis_registry_store::heartbeat(std::chrono::se
   return out;
 }
 
-std::optional<bool> redis_registry_store::release_heartbeat(std::string& error) {
+std::optional<bool> redis_registry_store::release_heartbeat(ports::store_failure& error) {
   bool released = true;
   for (std::uint32_t shard = 0; shard < shards_.count(); ++shard) {
     const redis::value v = call({"FCALL", "tgw_registry_release", "1",
@@ -174,7 +182,7 @@ std::optional<bool> redis_registry_store::release_heartbeat(std::string& error) 
 std::optional<std::uint64_t> redis_registry_store::evict_instance(const std::string& prefix,
                                                                   const std::string& dead,
                                                                   std::size_t batch,
-                                                                  std::string& error) {
+                                                                  ports::store_failure& error) {
   std::uint64_t evicted = 0;
   std::string cursor = "0";
   do {
@@ -204,7 +212,7 @@ std::optional<std::uint64_t> redis_registry_store::evict_instance(const std::str
 }
 
 bool redis_registry_store::scan_pass(const std::string& prefix, std::size_t batch,
-                                     janitor_report& report, std::string& error) {
+                                     janitor_report& report, ports::store_failure& error) {
   const std::string registry = keys::registry_in(prefix);
   std::unordered_map<std::string, bool> alive;  // owner -> heartbeat present
   std::string cursor = "0";
@@ -240,7 +248,7 @@ bool redis_registry_store::scan_pass(const std::string& prefix, std::size_t batc
 }
 
 bool redis_registry_store::index_pass(const std::string& prefix, std::size_t batch,
-                                      janitor_report& report, std::string& error) {
+                                      janitor_report& report, ports::store_failure& error) {
   const redis::value known = call({"SMEMBERS", keys::known_instances_in(prefix)});
   if (failed(known, error)) return false;
   for (const redis::value& id : known.elements) {
@@ -258,7 +266,7 @@ bool redis_registry_store::index_pass(const std::string& prefix, std::size_t bat
 
 std::optional<janitor_report> redis_registry_store::janitor_pass(janitor_mode mode,
                                                                  std::size_t batch,
-                                                                 std::string& error) {
+                                                                 ports::store_failure& error) {
   // Shard by shard: an instance is judged dead against the heartbeat of the shard
   // whose entries are evicted, in the call that evicts them.
   janitor_report report;

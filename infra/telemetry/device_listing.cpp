@@ -5,8 +5,8 @@
 #include <map>
 #include <utility>
 
-#include "infra/registry/registry_store.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/registry/registry_keys.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 
 namespace tgw::infra::telemetry {
 namespace {

@@ -6,10 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "actors/ports/telemetry_store.hpp"
 #include "infra/telemetry/projection.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::infra::telemetry {
+
+// The telemetry port this store implements, in the words of its namespace.
+using ports::journal_event;
+using ports::packet_job;
+using ports::record_fields;
+using ports::write_op;
+using ports::write_outcome;
 
 /// One journal entry as `XRANGE journal:{imei}` shows it: type, at_ms, instance, then
 /// the event's fields.
@@ -25,7 +32,7 @@ struct journal_entry {
 /// appended as given; the device projection is folded with telemetry::apply. The
 /// clock stands in for the Redis server's TIME. Offline replay runs the live session
 /// path against it; tests can use it as a fake that behaves.
-class memory_telemetry_store final : public telemetry_store {
+class memory_telemetry_store final : public ports::telemetry_store {
  public:
   memory_telemetry_store(std::string instance, std::function<std::int64_t()> clock_ms);
 

@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "infra/telemetry/telemetry_store.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 
 namespace tgw::infra::telemetry {
 namespace {

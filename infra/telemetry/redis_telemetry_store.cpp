@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <span>
 
+#include "infra/redis/failure_cause.hpp"
 #include "infra/redis/key_slot.hpp"
 #include "infra/telemetry/gateway_library.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 
 namespace tgw::infra::telemetry {
 namespace {
@@ -108,10 +110,18 @@ void redis_telemetry_store::require_replicas(std::span<const std::size_t> covere
     // its WAIT asked again once a replica is back (a failover's promoted replica has
     // none until the old master rejoins).
     out[i].retryable = true;
-    out[i].error = why;
     // What WAIT did not confirm is a replica shortfall, even when WAIT itself failed.
-    out[i].failure = redis::failure_kind::no_replicas;
+    fail(out[i], redis::failure_kind::no_replicas, why);
   }
+}
+
+void redis_telemetry_store::fail(write_outcome& o, redis::failure_kind kind,
+                                 const std::string& text) const {
+  o.error = text;
+  o.failure = redis::port_kind(kind);
+  if (o.failure == ports::failure_kind::none) o.failure = ports::failure_kind::other;
+  o.cause = redis::classify_redis_failure(kind, text, o.under_replicated, gateway_library_source(),
+                                          on_cluster_);
 }
 
 void redis_telemetry_store::group_by_shard(const std::vector<write_op>& ops) {
@@ -159,8 +169,7 @@ void redis_telemetry_store::fail_shard(std::uint32_t shard, const redis::value& 
                                        std::vector<write_outcome>& out) const {
   for (std::size_t k = bounds_[shard]; k < bounds_[shard + 1]; ++k) {
     write_outcome& o = out[order_[k]];
-    o.error = why.text;
-    o.failure = why.failure;
+    fail(o, why.failure, why.text);
     o.retryable = retryable;
   }
 }
@@ -172,8 +181,7 @@ std::vector<write_outcome> redis_telemetry_store::write_batch(const std::vector<
   // A fresh connection may face a restarted Redis that lost the library.
   if (!library_.ensure(failed)) {
     for (write_outcome& o : out) {
-      o.error = failed.text;
-      o.failure = failed.failure;
+      fail(o, failed.failure, failed.text);
       o.unreachable = redis::is_transport(failed.failure);
       // Nothing was sent: sending again later is safe for any op.
       o.retryable = o.unreachable;
@@ -257,7 +265,8 @@ bool redis_telemetry_store::finish_group(group& g, std::vector<write_outcome>& o
   // A miscount would desynchronise the connection for every later call: refuse.
   for (const call& c : g.calls)
     for (std::size_t k = c.first; k < c.last; ++k)
-      out[order_[k]].error = "tgw_persist_batch: argument count mismatch";
+      fail(out[order_[k]], redis::failure_kind::other,
+           "tgw_persist_batch: argument count mismatch");
   g.calls.clear();
   return false;
 }
@@ -292,8 +301,7 @@ void redis_telemetry_store::settle_group(const group& g, const std::vector<write
     for (std::size_t i = c.first; i < c.last; ++i) {
       write_outcome& o = out[order_[i]];
       if (r.is_error()) {
-        o.error = r.text;
-        o.failure = r.failure;
+        fail(o, r.failure, r.text);
         const bool io = redis::is_transport(r.failure);
         // One server: its failure is the store's. A cluster: only this master's.
         o.unreachable = !on_cluster_ && io;
@@ -303,7 +311,7 @@ void redis_telemetry_store::settle_group(const group& g, const std::vector<write
         const bool not_run = redis::is_redirect(r.failure) || (io && !sent);
         o.retryable = not_run || (io && ops[order_[i]].is_packet);
       } else if (!well_formed) {
-        o.error = "unexpected reply to tgw_persist_batch";
+        fail(o, redis::failure_kind::other, "unexpected reply to tgw_persist_batch");
       } else {
         const std::int64_t stored = r.elements[i - c.first].as_int().value_or(0);
         o.ok = true;

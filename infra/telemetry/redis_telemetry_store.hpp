@@ -3,13 +3,20 @@
 #include <chrono>
 #include <span>
 
+#include "actors/ports/telemetry_store.hpp"
 #include "infra/redis/connection.hpp"
 #include "infra/redis/function_library.hpp"
 #include "infra/redis/key_shards.hpp"
 #include "infra/redis/resp_writer.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::infra::telemetry {
+
+// The telemetry port this adapter implements, in the words of its namespace.
+using ports::journal_event;
+using ports::packet_job;
+using ports::record_fields;
+using ports::write_op;
+using ports::write_outcome;
 
 struct store_settings {
   std::string instance_id;
@@ -26,7 +33,7 @@ struct store_settings {
 
 /// telemetry_store over hiredis and the `tgw_gateway` function library: a batch is
 /// one pipeline of FCALLs, so one Redis round trip serves many devices' packets.
-class redis_telemetry_store final : public telemetry_store {
+class redis_telemetry_store final : public ports::telemetry_store {
  public:
   redis_telemetry_store(redis::connection::options where, store_settings settings);
   std::vector<write_outcome> write_batch(const std::vector<write_op>& ops) override;
@@ -48,6 +55,9 @@ class redis_telemetry_store final : public telemetry_store {
   // replicas. `covered` are the ops (indices into the batch) whose writes it followed.
   void require_replicas(std::span<const std::size_t> covered, const redis::value& wait_reply,
                         std::vector<write_outcome>& out) const;
+  // Marks `o` failed with Redis' `kind` and words: the port's kind, and the cause an
+  // operator reads (an ACL refusal names its command, from this store's library).
+  void fail(write_outcome& o, redis::failure_kind kind, const std::string& text) const;
   // Fills order_ with the ops' indices grouped by key shard, bounds_ with each
   // shard's range in it.
   void group_by_shard(const std::vector<write_op>& ops);

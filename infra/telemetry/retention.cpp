@@ -7,6 +7,11 @@
 #include <utility>
 
 namespace tgw::infra::telemetry {
+
+using ports::group_progress;
+using ports::memory_use;
+using ports::retention_view;
+
 namespace {
 
 std::pair<std::uint64_t, std::uint64_t> parse_id(const std::string& id) {
@@ -48,30 +53,6 @@ std::optional<memory_use> read_memory(redis::connection& conn) {
   return memory_use{*used, *max};
 }
 
-std::int64_t ungrouped_keep(const retention_view& view, const ungrouped_floor& floor,
-                            const std::optional<memory_use>& memory) {
-  std::int64_t keep = view.length;
-  if (floor.maxlen > 0) keep = std::min(keep, floor.maxlen);
-  if (memory && memory->max > 0 && view.length > 0 && view.bytes > 0 &&
-      static_cast<double>(memory->used) >=
-          ungrouped_floor::full * static_cast<double>(memory->max)) {
-    const double per_entry = static_cast<double>(view.bytes) / static_cast<double>(view.length);
-    const double excess = static_cast<double>(memory->used) -
-                          ungrouped_floor::relief * static_cast<double>(memory->max);
-    const auto drop = static_cast<std::int64_t>(std::ceil(excess / per_entry));
-    keep = std::min(keep, std::max<std::int64_t>(0, view.length - drop));
-  }
-  return keep;
-}
-
-bool ungrouped_nearing_floor(const retention_view& view, const ungrouped_floor& floor,
-                             const std::optional<memory_use>& memory) {
-  if (floor.maxlen > 0 && view.length * 2 >= floor.maxlen) return true;
-  return memory && memory->max > 0 && view.length > 0 &&
-         static_cast<double>(memory->used) >=
-             ungrouped_floor::relief * static_cast<double>(memory->max);
-}
-
 std::optional<std::int64_t> trim_to_length(redis::connection& conn, const std::string& stream,
                                            std::int64_t keep, std::string& error) {
   const auto removed = conn.command({"XTRIM", stream, "MAXLEN", std::to_string(keep)});
@@ -80,32 +61,6 @@ std::optional<std::int64_t> trim_to_length(redis::connection& conn, const std::s
     return std::nullopt;
   }
   return removed.integer;
-}
-
-retention_view combine(const std::vector<retention_view>& shards) {
-  retention_view total;
-  for (const retention_view& v : shards) {
-    total.length += v.length;
-    total.bytes += v.bytes;
-    for (const group_progress& g : v.groups) {
-      auto it = std::find_if(total.groups.begin(), total.groups.end(),
-                             [&](const group_progress& t) { return t.name == g.name; });
-      if (it == total.groups.end()) {
-        total.groups.push_back(g);
-        continue;
-      }
-      it->lag_entries =
-          it->lag_entries < 0 || g.lag_entries < 0 ? -1 : it->lag_entries + g.lag_entries;
-      it->pending += g.pending;
-      if (g.oldest_needed_stored_ms &&
-          (!it->oldest_needed_stored_ms ||
-           *g.oldest_needed_stored_ms < *it->oldest_needed_stored_ms)) {
-        it->oldest_needed_stored_ms = g.oldest_needed_stored_ms;
-        it->oldest_needed = g.oldest_needed;
-      }
-    }
-  }
-  return total;
 }
 
 bool stream_id_less(const std::string& a, const std::string& b) {

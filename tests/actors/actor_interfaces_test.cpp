@@ -30,13 +30,13 @@ using namespace gateway;
 using commands::command_reader_actor;
 using commands::command_responder_actor;
 using commands::command_responder_self_actor;
-using infra::telemetry::journal_event;
-using infra::telemetry::packet_job;
-using infra::telemetry::write_outcome;
 using node::emitter_actor;
 using node::membership_actor;
 using node::role_actor;
 using node::worker_actor;
+using ports::journal_event;
+using ports::packet_job;
+using ports::write_outcome;
 using registry::janitor_actor;
 using registry::registry_actor;
 using registry::registry_self_actor;
@@ -111,7 +111,7 @@ static_assert(!takes<registry_actor, registry::sweep_atom>);  // the janitor's
 static_assert(std::is_same_v<answer<command_responder_actor, commands::sync_atom>,
                              caf::detail::type_list<bool>>);
 static_assert(!takes<command_responder_actor, commands::command_atom,
-                     infra::commands::command_entry>);  // a session's
+                     ports::command_entry>);  // a session's
 static_assert(!takes<command_reader_actor, commands::flush_atom>);
 
 // What an actor sends only to itself is in the interface it runs with, not in the one

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infra/registry/redis_registry_store.hpp"
+#include "infra/registry/registry_keys.hpp"
 
 namespace {
 
@@ -62,7 +63,9 @@ nlohmann::json evict(const endpoint& where, reg::janitor_mode mode, std::size_t 
   janitor.load_library(error);
   const double cpu0 = redis_cpu_seconds(c);
   const auto t0 = steady_clock::now();
-  const auto report = janitor.janitor_pass(mode, 1000, error);
+  tgw::ports::store_failure failed;
+  const auto report = janitor.janitor_pass(mode, 1000, failed);
+  if (!report) error = failed.text();
   const double seconds = duration<double>(steady_clock::now() - t0).count();
   const double cpu = redis_cpu_seconds(c) - cpu0;
   return {{"mode", mode == reg::janitor_mode::scan ? "scan" : "reverse-index"},
@@ -85,15 +88,15 @@ nlohmann::json storm(const endpoint& where, std::size_t devices) {
   // registry writes of a load balancer shifting a fleet from one instance to another.
   reg::redis_registry_store a({where, 2000ms, 60000ms, "bench-a"}, "A");
   reg::redis_registry_store b({where, 2000ms, 60000ms, "bench-b"}, "B");
-  std::string error;
+  tgw::ports::store_failure error;
   for (const auto& imei : imeis) a.register_device(imei, error);
   const auto t0 = steady_clock::now();
   std::thread to_b([&] {
-    std::string e;
+    tgw::ports::store_failure e;
     for (const auto& imei : imeis) b.register_device(imei, e);
   });
   std::thread from_a([&] {
-    std::string e;
+    tgw::ports::store_failure e;
     for (const auto& imei : imeis) a.unregister_device(imei, e);
   });
   to_b.join();

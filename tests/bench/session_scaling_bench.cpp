@@ -36,10 +36,10 @@
 #include "actors/gateway/gateway_atoms.hpp"
 #include "actors/gateway/session.hpp"
 #include "actors/gateway/telemetry_writer.hpp"
+#include "actors/ports/device_link.hpp"
 #include "codecs/avl_decode.hpp"
 #include "codecs/tcp_framer.hpp"
 #include "infra/metrics/gateway_counters.hpp"
-#include "infra/net/device_link.hpp"
 #include "infra/telemetry/memory_telemetry_store.hpp"
 #include "tests/bench/codec_corpus.hpp"
 
@@ -66,7 +66,7 @@ struct run_state {
 
 // A device: the session's link. An answer to the handshake or to a packet sends the
 // next packet, from the session's own thread (the only one that calls the link).
-class bench_device final : public infra::net::device_link {
+class bench_device final : public ports::device_link {
  public:
   bench_device(run_state& run, std::size_t first) : run_(run), next_(first) {}
   void attach(actors::gateway::session_actor session) { session_ = std::move(session); }
@@ -198,8 +198,8 @@ throughput run_sessions(const std::vector<framed>& packets, std::size_t devices,
     auto store = std::make_shared<infra::telemetry::memory_telemetry_store>("bench", now_ms);
     // Detached, as the gateway spawns them: a writer blocks on its store.
     config->writers.push_back(sys.spawn<caf::detached>(
-        actors::gateway::telemetry_writer, writing,
-        std::shared_ptr<infra::telemetry::telemetry_store>(store), static_cast<int>(i), counters));
+        actors::gateway::telemetry_writer, writing, std::shared_ptr<ports::telemetry_store>(store),
+        static_cast<int>(i), counters));
   }
   std::shared_ptr<const actors::gateway::session_config> shared = config;
 

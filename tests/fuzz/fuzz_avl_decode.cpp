@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/domain/packet_rendering.hpp"
 #include "codecs/avl.hpp"
 #include "codecs/avl_decode.hpp"
 #include "codecs/avl_encode.hpp"
@@ -24,7 +25,6 @@
 #include "fuzz_support.hpp"
 #include "infra/json/frame_json.hpp"
 #include "infra/telemetry/entry_schema.hpp"
-#include "infra/telemetry/packet_rendering.hpp"
 #include "infra/telemetry/stored_io.hpp"
 #include "infra/text/hex.hpp"
 
@@ -65,7 +65,7 @@ long double iso_ms(const std::string& text) {
 
 void check_stored_forms(const avl_packet& packet, std::span<const std::uint8_t> input) {
   namespace t = tgw::infra::telemetry;
-  const t::packet_job job = t::render_packet("356307042441013", packet, input);
+  const tgw::ports::packet_job job = tgw::domain::render_packet("356307042441013", packet, input);
   require(job.records.size() == packet.records.size());
   for (std::size_t i = 0; i < packet.records.size(); ++i) {
     const avl_record& r = packet.records[i];

@@ -24,20 +24,26 @@ def run(files, targets=None):
         return done.returncode, done.stdout
 
 
-# A tree whose includes run down the layers, and the targets that build it.
+# A tree whose includes run down the layers, and the targets that build it: the actors
+# reach the adapters (infra/net) through a port, which the adapter implements.
 TREE = {
     "codecs/a.cpp": "#include <vector>\n",
+    "infra/metrics/m.hpp": "#include <atomic>\n",
+    "actors/ports/p.hpp": '#include "codecs/a.hpp"\n',
+    "actors/ports/p.cpp": '#include "actors/ports/p.hpp"\n',
     "infra/redis/r.cpp": '#include "infra/redis/r.hpp"\n',
-    "infra/net/b.hpp": '#include "codecs/a.hpp"\n',
+    "infra/net/b.hpp": '#include "codecs/a.hpp"\n#include "actors/ports/p.hpp"\n',
     "infra/net/b.cpp": '#include "infra/redis/r.hpp"\n',
-    "actors/gateway/c.cpp": '#include "infra/net/b.hpp"\n',
-    "infra/app/d.cpp": '#include "actors/gateway/c.hpp"\n',
+    "actors/gateway/c.cpp": '#include "actors/ports/p.hpp"\n#include "infra/metrics/m.hpp"\n',
+    "infra/app/d.cpp": '#include "actors/gateway/c.hpp"\n#include "infra/net/b.hpp"\n',
 }
 TARGETS = """tgw_codecs codecs
+tgw_metrics infra/metrics
+tgw_ports actors/ports tgw_codecs
 tgw_redis infra/redis
-tgw_net infra/net tgw_codecs tgw_redis
-tgw_actors actors tgw_net
-tgw_app infra/app tgw_actors
+tgw_net infra/net tgw_codecs tgw_ports tgw_redis
+tgw_actors actors tgw_ports tgw_metrics
+tgw_app infra/app tgw_actors tgw_net
 """
 
 
@@ -45,8 +51,10 @@ class CheckLayers(unittest.TestCase):
     def test_includes_that_run_down_pass(self):
         code, out = run({
             "codecs/a.hpp": "#include <vector>\n",
-            "infra/net/b.hpp": '#include "codecs/a.hpp"\n',
-            "actors/gateway/c.cpp": '#include "infra/net/b.hpp"\n#include "codecs/a.hpp"\n',
+            "infra/net/b.hpp": '#include "codecs/a.hpp"\n#include "actors/ports/p.hpp"\n',
+            "actors/ports/p.hpp": '#include "codecs/a.hpp"\n',
+            "actors/domain/q.hpp": '#include "actors/ports/p.hpp"\n#include "infra/text/hex.hpp"\n',
+            "actors/gateway/c.cpp": '#include "actors/ports/p.hpp"\n#include "codecs/a.hpp"\n',
             "infra/app/d.cpp": '#include "actors/gateway/c.hpp"\n#include "infra/cli/e.hpp"\n',
             "infra/cli/e.cpp": '#include "infra/app/d.hpp"\n',
         })
@@ -90,6 +98,39 @@ class CheckLayers(unittest.TestCase):
                       "includes actors/gateway/, actors/gateway/g.cpp:1 includes "
                       "actors/commands/)", out)
 
+    def test_an_adapter_in_the_actors_is_named(self):
+        code, out = run({
+            "actors/gateway/w.cpp": '#include "actors/ports/p.hpp"\n#include "infra/redis/connection.hpp"\n',
+            "actors/registry/r.hpp": '#include "infra/registry/heartbeat_holder.hpp"\n',
+        })
+        self.assertEqual(code, 1)
+        self.assertEqual(len(out.splitlines()), 2, out)
+        self.assertIn("actors/gateway/w.cpp:2: includes infra/redis/connection.hpp, an adapter: "
+                      "actors include only codecs, the utilities, actors/ports and actors/domain",
+                      out)
+        self.assertIn("actors/registry/r.hpp:1: includes infra/registry/heartbeat_holder.hpp, "
+                      "an adapter", out)
+
+    def test_the_utilities_an_actor_may_include_pass(self):
+        code, out = run({
+            "actors/gateway/s.cpp": '#include "infra/metrics/gateway_counters.hpp"\n'
+                                    '#include "infra/log/log_budget.hpp"\n'
+                                    '#include "infra/text/hex.hpp"\n'
+                                    '#include "actors/domain/allowlist.hpp"\n',
+        })
+        self.assertEqual(code, 0, out)
+
+    def test_an_adapter_in_a_port_is_named(self):
+        code, out = run({
+            "actors/ports/store.hpp": '#include "infra/redis/failure_kind.hpp"\n',
+            "actors/domain/rule.cpp": '#include "infra/telemetry/keys.hpp"\n',
+        })
+        self.assertEqual(code, 1)
+        self.assertIn("actors/ports/store.hpp:1: includes infra/redis/failure_kind.hpp: the ports "
+                      "and domain rules (actors/ports, actors/domain) may not depend on infra "
+                      "adapters", out)
+        self.assertIn("actors/domain/rule.cpp:1: includes infra/telemetry/keys.hpp", out)
+
     def test_a_test_fixture_in_product_code_is_named(self):
         code, out = run({
             "infra/app/replay.cpp": "#include <caf/all.hpp>\n#include <caf/scheduler/test_coordinator.hpp>\n",
@@ -122,6 +163,14 @@ class CheckLinks(unittest.TestCase):
         self.assertIn("tgw_redis (infra/redis) links tgw_actors (actors): infra adapters may not "
                       "depend on actors", out)
 
+    def test_an_adapter_linked_by_the_actors_is_named(self):
+        tree = dict(TREE)
+        code, out = run(tree, TARGETS.replace("tgw_actors actors tgw_ports tgw_metrics",
+                                              "tgw_actors actors tgw_ports tgw_metrics tgw_net"))
+        self.assertEqual(code, 1)
+        self.assertIn("tgw_actors (actors) links tgw_net (infra/net), an adapter: actors include "
+                      "only codecs", out)
+
     def test_a_cycle_is_named(self):
         tree = dict(TREE)
         tree["infra/redis/r.cpp"] += '#include "infra/net/b.hpp"\n'
@@ -131,16 +180,16 @@ class CheckLinks(unittest.TestCase):
         self.assertIn("targets link each other in a cycle: tgw_net -> tgw_redis -> tgw_net", out)
 
     def test_an_include_without_its_link_is_named(self):
-        code, out = run(TREE, TARGETS.replace("tgw_net infra/net tgw_codecs tgw_redis",
-                                              "tgw_net infra/net tgw_codecs"))
+        code, out = run(TREE, TARGETS.replace("tgw_net infra/net tgw_codecs tgw_ports tgw_redis",
+                                              "tgw_net infra/net tgw_codecs tgw_ports"))
         self.assertEqual(code, 1)
         self.assertEqual(out.splitlines(), [
             "infra/net/b.cpp:1: includes infra/redis/r.hpp, but tgw_net does not link tgw_redis"
         ])
 
     def test_a_link_without_an_include_is_named(self):
-        code, out = run(TREE, TARGETS.replace("tgw_app infra/app tgw_actors",
-                                              "tgw_app infra/app tgw_actors tgw_redis"))
+        code, out = run(TREE, TARGETS.replace("tgw_app infra/app tgw_actors tgw_net",
+                                              "tgw_app infra/app tgw_actors tgw_net tgw_redis"))
         self.assertEqual(code, 1)
         self.assertEqual(out.splitlines(),
                          ["tgw_app links tgw_redis but includes nothing from infra/redis"])

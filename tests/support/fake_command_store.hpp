@@ -20,9 +20,10 @@
 #include <utility>
 #include <vector>
 
+#include "actors/ports/command_store.hpp"
 #include "codecs/imei.hpp"
-#include "infra/commands/command_store.hpp"
 #include "tests/support/fake_registry_store.hpp"
+#include "tests/support/fake_store_failures.hpp"
 
 namespace tgw::test {
 
@@ -109,23 +110,23 @@ struct fake_commands {
   }
 };
 
-class fake_command_store final : public infra::commands::command_store {
+class fake_command_store final : public ports::command_store {
  public:
-  using command_entry = infra::commands::command_entry;
-  using resolution = infra::commands::resolution;
-  using dispatch_outcome = infra::commands::dispatch_outcome;
-  using dispatch_status = infra::commands::dispatch_status;
+  using command_entry = ports::command_entry;
+  using resolution = ports::resolution;
+  using dispatch_outcome = ports::dispatch_outcome;
+  using dispatch_status = ports::dispatch_status;
 
   fake_command_store(std::shared_ptr<fake_commands> world, std::string instance,
                      std::size_t max_payload = 512)
       : world_(std::move(world)), instance_(std::move(instance)), max_payload_(max_payload) {}
 
-  bool prepare(std::string& error) override {
+  bool prepare(ports::store_failure& error) override {
     if (refused(error, "prepare")) return false;
     ensure_group();
     return true;
   }
-  std::optional<std::vector<command_entry>> read_pending(std::string& error) override {
+  std::optional<std::vector<command_entry>> read_pending(ports::store_failure& error) override {
     if (refused(error, "read_pending")) return std::nullopt;
     std::vector<command_entry> out;
     const auto it = world_->streams.find(instance_);
@@ -136,15 +137,15 @@ class fake_command_store final : public infra::commands::command_store {
     for (const std::uint64_t id : it->second.pending) {
       const auto entry = it->second.entries.find(id);
       const bool present = entry != it->second.entries.end();
-      out.push_back(infra::commands::parse_command_entry(
-          id_text(id), present ? entry->second : std::vector<std::string>{}, present,
-          max_payload_));
+      out.push_back(ports::parse_command_entry(id_text(id),
+                                               present ? entry->second : std::vector<std::string>{},
+                                               present, max_payload_));
     }
     return out;
   }
   std::optional<std::vector<command_entry>> read_new(std::chrono::milliseconds /*block*/,
                                                      std::size_t count,
-                                                     std::string& error) override {
+                                                     ports::store_failure& error) override {
     ++world_->reads;
     if (refused(error, "read_new")) return std::nullopt;
     std::vector<command_entry> out;
@@ -158,30 +159,30 @@ class fake_command_store final : public infra::commands::command_store {
          e != s.entries.end() && out.size() < count; ++e) {
       s.last_delivered = e->first;
       s.pending.insert(e->first);
-      out.push_back(
-          infra::commands::parse_command_entry(id_text(e->first), e->second, true, max_payload_));
+      out.push_back(ports::parse_command_entry(id_text(e->first), e->second, true, max_payload_));
     }
     return out;
   }
-  bool resolve(const command_entry& entry, const resolution& outcome, std::string& error,
+  bool resolve(const command_entry& entry, const resolution& outcome, ports::store_failure& error,
                std::int64_t /*journal_maxlen*/ = 10000) override {
     if (refused(error, "resolve")) return false;
     apply_resolve(entry, outcome);
     return true;
   }
-  std::vector<std::string> resolve_all(
+  std::vector<ports::store_failure> resolve_all(
       std::span<const std::pair<command_entry, resolution>> outcomes,
       std::int64_t /*journal_maxlen*/) override {
     ++world_->batches;
-    std::string error;
-    if (refused(error, "resolve_all")) return std::vector<std::string>(outcomes.size(), error);
+    ports::store_failure error;
+    if (refused(error, "resolve_all"))
+      return std::vector<ports::store_failure>(outcomes.size(), error);
     for (const auto& [entry, outcome] : outcomes) apply_resolve(entry, outcome);
-    return std::vector<std::string>(outcomes.size(),
-                                    world_->unconfirmed ? "replicas: WAIT confirmed 0 of 1" : "");
+    return std::vector<ports::store_failure>(
+        outcomes.size(), world_->unconfirmed ? unconfirmed_by_replicas() : ports::store_failure{});
   }
   std::vector<dispatch_outcome> dispatched_all(std::span<const command_entry* const> entries,
                                                std::int64_t /*journal_maxlen*/) override {
-    std::string error;
+    ports::store_failure error;
     if (refused(error, "dispatched_all"))
       return std::vector<dispatch_outcome>(entries.size(), {dispatch_status::not_journaled, error});
     std::vector<dispatch_outcome> out(entries.size());
@@ -197,7 +198,8 @@ class fake_command_store final : public infra::commands::command_store {
     }
     return out;
   }
-  std::optional<std::size_t> drain_offline(const std::string& imei, std::string& error) override {
+  std::optional<std::size_t> drain_offline(const std::string& imei,
+                                           ports::store_failure& error) override {
     if (refused(error, "drain_offline")) return std::nullopt;
     std::size_t moved = 0;
     for (fake_commands::fields c : world_->offline[imei]) {
@@ -220,7 +222,8 @@ class fake_command_store final : public infra::commands::command_store {
     world_->offline.erase(imei);
     return moved;
   }
-  std::optional<orphan_counts> adopt_orphans(const std::string& dead, std::string& error) override {
+  std::optional<orphan_counts> adopt_orphans(const std::string& dead,
+                                             ports::store_failure& error) override {
     if (refused(error, "adopt_orphans")) return std::nullopt;
     orphan_counts counts;
     const auto it = world_->streams.find(dead);
@@ -233,7 +236,7 @@ class fake_command_store final : public infra::commands::command_store {
     world_->with_streams.erase(dead);
     return counts;
   }
-  std::optional<std::vector<std::string>> orphan_candidates(std::string& error) override {
+  std::optional<std::vector<std::string>> orphan_candidates(ports::store_failure& error) override {
     if (refused(error, "orphan_candidates")) return std::nullopt;
     std::vector<std::string> dead;
     for (const std::string& instance : world_->with_streams)
@@ -276,9 +279,9 @@ class fake_command_store final : public infra::commands::command_store {
     return at > 0 && at < now_s();
   }
 
-  bool refused(std::string& error, const char* call) const {
+  bool refused(ports::store_failure& error, const char* call) const {
     if (!world_->down && !world_->failing.contains(call)) return false;
-    error = "IO Connection refused";
+    error = unreachable_store();
     return true;
   }
   void ensure_group() {

@@ -13,7 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "infra/registry/registry_store.hpp"
+#include "actors/ports/registry_store.hpp"
+#include "tests/support/fake_store_failures.hpp"
 
 namespace tgw::test {
 
@@ -34,7 +35,7 @@ struct fake_registry {
   }
 };
 
-class fake_registry_store final : public infra::registry::registry_store {
+class fake_registry_store final : public ports::registry_store {
  public:
   fake_registry_store(std::shared_ptr<fake_registry> world, std::string instance,
                       std::string holder = "")
@@ -42,24 +43,24 @@ class fake_registry_store final : public infra::registry::registry_store {
         instance_(std::move(instance)),
         holder_(holder.empty() ? instance_ + "@fake" : std::move(holder)) {}
 
-  bool register_device(const std::string& imei, std::string& error) override {
+  bool register_device(const std::string& imei, ports::store_failure& error) override {
     if (refused(error)) return false;
     claim(imei);
     return true;
   }
-  bool unregister_device(const std::string& imei, std::string& error) override {
+  bool unregister_device(const std::string& imei, ports::store_failure& error) override {
     if (refused(error)) return false;
     release(imei);
     return true;
   }
   std::optional<std::size_t> unregister_all(const std::vector<std::string>& imeis,
-                                            std::string& error) override {
+                                            ports::store_failure& error) override {
     if (refused(error)) return std::nullopt;
     return static_cast<std::size_t>(std::count_if(
         imeis.begin(), imeis.end(), [this](const std::string& imei) { return release(imei); }));
   }
   std::optional<std::size_t> reassert(const std::vector<std::string>& imeis,
-                                      std::string& error) override {
+                                      ports::store_failure& error) override {
     if (refused(error)) return std::nullopt;
     std::size_t left = 0;
     for (const std::string& imei : imeis) {
@@ -72,21 +73,22 @@ class fake_registry_store final : public infra::registry::registry_store {
     return left;
   }
   std::optional<std::vector<std::string>> missing_from_index(const std::vector<std::string>& imeis,
-                                                             std::string& error) override {
+                                                             ports::store_failure& error) override {
     if (refused(error)) return std::nullopt;
     std::vector<std::string> missing;
     for (const std::string& imei : imeis)
       if (!world_->devices[instance_].contains(imei)) missing.push_back(imei);
     return missing;
   }
-  std::optional<infra::registry::heartbeat_outcome> heartbeat(std::chrono::seconds /*ttl*/,
-                                                              std::string& error) override {
+  std::optional<ports::heartbeat_outcome> heartbeat(std::chrono::seconds /*ttl*/,
+                                                    ports::store_failure& error) override {
     if (refused(error)) return std::nullopt;
-    infra::registry::heartbeat_outcome out;
+    ports::heartbeat_outcome out;
     const auto holder = world_->heartbeat_holders.find(instance_);
     if (world_->heartbeats.contains(instance_) && holder != world_->heartbeat_holders.end() &&
         holder->second != holder_) {
       out.taken_by = holder->second;
+      out.taken_by_described = "a process that wrote '" + holder->second + "'";
       return out;
     }
     world_->known.insert(instance_);
@@ -94,7 +96,7 @@ class fake_registry_store final : public infra::registry::registry_store {
     out.was_missing = world_->heartbeats.insert(instance_).second;
     return out;
   }
-  std::optional<bool> release_heartbeat(std::string& error) override {
+  std::optional<bool> release_heartbeat(ports::store_failure& error) override {
     if (refused(error)) return std::nullopt;
     const auto holder = world_->heartbeat_holders.find(instance_);
     if (holder != world_->heartbeat_holders.end() && holder->second != holder_) return false;
@@ -102,11 +104,10 @@ class fake_registry_store final : public infra::registry::registry_store {
     world_->heartbeat_holders.erase(instance_);
     return true;
   }
-  std::optional<infra::registry::janitor_report> janitor_pass(infra::registry::janitor_mode,
-                                                              std::size_t,
-                                                              std::string& error) override {
+  std::optional<ports::janitor_report> janitor_pass(ports::janitor_mode, std::size_t,
+                                                    ports::store_failure& error) override {
     if (refused(error)) return std::nullopt;
-    infra::registry::janitor_report report;
+    ports::janitor_report report;
     report.instances_checked = world_->known.size();
     for (auto it = world_->known.begin(); it != world_->known.end();) {
       if (world_->heartbeats.contains(*it)) {
@@ -129,9 +130,9 @@ class fake_registry_store final : public infra::registry::registry_store {
   [[nodiscard]] const std::string& instance_id() const override { return instance_; }
 
  private:
-  bool refused(std::string& error) const {
+  bool refused(ports::store_failure& error) const {
     if (!world_->down) return false;
-    error = "IO Connection refused";
+    error = unreachable_store();
     return true;
   }
   void claim(const std::string& imei) {

@@ -21,8 +21,8 @@ namespace {
 using namespace std::chrono_literals;
 using gateway::session_actor;
 using gateway::session_directory;
-using infra::commands::command_entry;
-using infra::commands::resolution;
+using ports::command_entry;
+using ports::resolution;
 
 constexpr const char* imei_1 = "356307042441013";
 constexpr const char* imei_2 = "356307042441021";
@@ -31,7 +31,7 @@ constexpr const char* imei_2 = "356307042441021";
 session_actor::behavior_type recording_session(std::shared_ptr<std::vector<command_entry>> got) {
   return {
       [](gateway::frame_atom, std::uint8_t, std::uint8_t, const std::vector<std::uint8_t>&) {},
-      [](gateway::persisted_atom, const infra::telemetry::write_outcome&) {},
+      [](gateway::persisted_atom, const ports::write_outcome&) {},
       [](gateway::revoke_atom) {},
       [got](command_atom, const command_entry& e) { got->push_back(e); },
       [](gateway::closed_atom, const std::string&) {},
@@ -89,9 +89,9 @@ class CommandLogic : public ::testing::Test, protected test::deterministic_actor
   /// The entries `instance` has read (delivered to it, now pending), as the reader
   /// would have handed them to sessions.
   std::vector<command_entry> read_by(const std::string& instance) {
-    std::string error;
+    ports::store_failure error;
     auto got = store(instance)->read_new(0ms, 100, error);
-    EXPECT_TRUE(got) << error;
+    EXPECT_TRUE(got) << error.text();
     return got ? *got : std::vector<command_entry>{};
   }
   const test::fake_commands::response* response_to(const std::string& command_id) const {
@@ -276,7 +276,7 @@ TEST_F(CommandLogic, AConnectingDeviceGetsItsOfflineQueueInItsInstancesStream) {
 }
 
 TEST_F(CommandLogic, TheJanitorAdoptsADeadInstancesStreamButNeverItsOwn) {
-  std::string error;
+  ports::store_failure error;
   for (const char* instance : {"A", "B", "C"}) ASSERT_TRUE(store(instance)->prepare(error));
   world->registry->heartbeats.insert("C");  // A's heartbeat lapsed, B died
   world->registry->owner[imei_1] = "C";     // device 1 reconnected to C
@@ -287,7 +287,7 @@ TEST_F(CommandLogic, TheJanitorAdoptsADeadInstancesStreamButNeverItsOwn) {
   const registry::janitor_actor janitor =
       sys.spawn(registry::janitor, registry::janitor_config{},
                 std::make_shared<test::fake_registry_store>(world->registry, "A"), counters,
-                std::shared_ptr<infra::commands::command_store>(store("A")));
+                std::shared_ptr<ports::command_store>(store("A")));
   actors.push_back(caf::actor_cast<caf::actor>(janitor));
   sched.run();
   wait(registry::janitor_config{}.interval);

@@ -17,11 +17,11 @@
 namespace tgw::actors::gateway {
 namespace {
 
-using infra::commands::command_entry;
-using infra::commands::resolution;
-using infra::telemetry::journal_event;
-using infra::telemetry::packet_job;
-using infra::telemetry::write_outcome;
+using ports::command_entry;
+using ports::journal_event;
+using ports::packet_job;
+using ports::resolution;
+using ports::write_outcome;
 using bytes = std::vector<std::uint8_t>;
 using test::avl_packet;
 using test::fake_link;

@@ -18,9 +18,9 @@ namespace {
 session_actor::behavior_type idle_session() {
   return {
       [](frame_atom, std::uint8_t, std::uint8_t, const std::vector<std::uint8_t>&) {},
-      [](persisted_atom, const infra::telemetry::write_outcome&) {},
+      [](persisted_atom, const ports::write_outcome&) {},
       [](revoke_atom) {},
-      [](commands::command_atom, const infra::commands::command_entry&) {},
+      [](commands::command_atom, const ports::command_entry&) {},
       [](closed_atom, const std::string&) {},
   };
 }

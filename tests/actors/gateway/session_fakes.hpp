@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "actors/ports/device_link.hpp"
 #include "codecs/avl_encode.hpp"
-#include "infra/net/device_link.hpp"
 
 namespace tgw::actors::gateway::test {
 
 using bytes = std::vector<std::uint8_t>;
 
-class fake_link final : public infra::net::device_link {
+class fake_link final : public ports::device_link {
  public:
   void send(bytes b) override { sent.push_back(std::move(b)); }
   void close(std::string reason) override { closed_with = std::move(reason); }

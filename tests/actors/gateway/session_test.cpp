@@ -19,9 +19,9 @@
 namespace tgw::actors::gateway {
 namespace {
 
-using infra::telemetry::journal_event;
-using infra::telemetry::packet_job;
-using infra::telemetry::write_outcome;
+using ports::journal_event;
+using ports::packet_job;
+using ports::write_outcome;
 using bytes = std::vector<std::uint8_t>;
 using test::avl_packet;
 using test::fake_link;
@@ -70,7 +70,7 @@ fake_writer_actor::behavior_type fake_writer(fake_writer_actor::pointer self,
       [self, pending](release_atom, bool ok) {
         for (auto& p : *pending) {
           write_outcome o{ok, false, ok ? 1 : 0, ok ? "" : "IO down"};
-          if (!ok) o.failure = infra::redis::failure_kind::unreachable;
+          if (!ok) o.failure = ports::failure_kind::unreachable;
           if (p.session)
             self->send(p.session, persisted_atom::value, std::move(o));
           else

@@ -16,18 +16,18 @@
 namespace tgw::actors::gateway {
 namespace {
 
-using infra::telemetry::journal_event;
-using infra::telemetry::packet_job;
-using infra::telemetry::write_op;
-using infra::telemetry::write_outcome;
+using ports::journal_event;
+using ports::packet_job;
+using ports::write_op;
+using ports::write_outcome;
 using test::test_config;
 using go_atom = caf::atom_constant<caf::atom("go")>;
-constexpr auto unreachable = infra::redis::failure_kind::unreachable;
+constexpr auto unreachable = ports::failure_kind::unreachable;
 
 /// Stores every op; a packet whose fingerprint is "dup" is a resend. With `failing`,
 /// every op fails as an unreachable Redis does; the ops of `lost_imei` fail as those of
 /// a Redis Cluster master that died while the others answer.
-class scripted_store final : public infra::telemetry::telemetry_store {
+class scripted_store final : public ports::telemetry_store {
  public:
   std::vector<write_outcome> write_batch(const std::vector<write_op>& ops) override {
     batches.push_back(ops);
@@ -37,14 +37,17 @@ class scripted_store final : public infra::telemetry::telemetry_store {
       if (failing) {
         out.push_back({false, false, 0, "IO error: connection refused"});
         out.back().failure = unreachable;
+        out.back().cause = {"connection", "error: connection refused", {}};
         out.back().unreachable = true;
       } else if (batches.size() <= retryable_batches) {
         out.push_back({false, false, 0, "MOVED 1 127.0.0.1:7001"});
-        out.back().failure = infra::redis::failure_kind::moved;
+        out.back().failure = ports::failure_kind::moved;
+        out.back().cause = {"slot_moved", "MOVED 1 127.0.0.1:7001", {}};
         out.back().retryable = true;
       } else if (imei == lost_imei) {
         out.push_back({false, false, 0, lost_text});
         out.back().failure = lost_failure;
+        out.back().cause = {std::string(ports::name_of(lost_failure)), lost_text, {}};
       } else if (!op.is_packet)
         out.push_back({true, false, 0, ""});
       else if (op.packet.fingerprint == "dup")
@@ -59,7 +62,7 @@ class scripted_store final : public infra::telemetry::telemetry_store {
   std::string lost_imei;
   /// How the ops of `lost_imei` fail.
   std::string lost_text = "IO 127.0.0.1:7000: connection refused";
-  infra::redis::failure_kind lost_failure = unreachable;
+  ports::failure_kind lost_failure = unreachable;
   /// The first this many batches fail as a slot that moved does: safe to send again.
   std::size_t retryable_batches = 0;
 };
@@ -70,8 +73,7 @@ struct heard {
 };
 
 packet_job packet(const std::string& fingerprint, std::size_t records) {
-  return {"356307042441013", fingerprint, std::vector<infra::telemetry::record_fields>(records),
-          "8E"};
+  return {"356307042441013", fingerprint, std::vector<ports::record_fields>(records), "8E"};
 }
 
 /// Stands in for a session: told to go, it writes; it hears what a session hears.
@@ -263,7 +265,7 @@ TEST_F(TelemetryWriter, ATransportFailureIsKnownByItsTypeNotItsText) {
   EXPECT_EQ(counters->writers_down.load(), 0) << "one master of several: no backoff";
 
   store->lost_text = "IO-looking words in a refusal";
-  store->lost_failure = infra::redis::failure_kind::no_permission;
+  store->lost_failure = ports::failure_kind::no_permission;
   go();
   EXPECT_EQ(store->batches.size(), 2U);
   EXPECT_EQ(counters->writer_redis_errors.load(), 1U) << "not counted as a transport failure";
@@ -328,11 +330,11 @@ TEST_F(TelemetryWriter, AHeldWriteIsAnsweredAsFailedWhenItsTimeIsUp) {
 // as failed once their time is up count once each, however often they were tried.
 TEST_F(TelemetryWriter, TheFailureLogCountsThePacketsTheDevicesHeardFail) {
   std::vector<std::string> lines;
-  auto health = std::make_shared<infra::health::persist_health>(
-      infra::health::persist_health::settings{},
+  auto health = std::make_shared<domain::persist_health>(
+      domain::persist_health::settings{},
       [&lines](const std::string& line) { lines.push_back(line); });
   auto recovery = [&] {
-    health->settled(infra::health::clock::now() + std::chrono::seconds{10});
+    health->settled(domain::clock::now() + std::chrono::seconds{10});
     const auto it = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
       return l.find("recovered after") != std::string::npos;
     });

@@ -20,29 +20,29 @@ namespace {
 using namespace std::chrono_literals;
 
 // Records each membership call; the rest of the store is not used by this actor.
-class recording_node_store final : public infra::node::node_store {
+class recording_node_store final : public ports::node_store {
  public:
   std::vector<std::string> calls;
-  infra::node::membership_view health_view;  ///< What every health check answers.
+  ports::membership_view health_view;  ///< What every health check answers.
 
-  std::optional<infra::node::membership_view> join(const std::string&) override {
+  std::optional<ports::membership_view> join(const std::string&) override {
     calls.emplace_back("join");
-    return infra::node::membership_view{};
+    return ports::membership_view{};
   }
-  std::optional<infra::node::membership_view> health_check(const std::string&) override {
+  std::optional<ports::membership_view> health_check(const std::string&) override {
     calls.emplace_back("health");
     return health_view;
   }
-  infra::node::emit_result emit(const std::string&, std::int64_t, int) override { return {}; }
+  ports::emit_result emit(const std::string&, std::int64_t, int) override { return {}; }
   std::optional<std::string> take(const std::string&, std::chrono::milliseconds) override {
     return std::nullopt;
   }
-  infra::node::completion complete(const std::string&, const std::string&, bool,
-                                   const std::string&) override {
+  ports::completion complete(const std::string&, const std::string&, bool,
+                             const std::string&) override {
     return {};
   }
   void leave(const std::string&) override { calls.emplace_back("leave"); }
-  [[nodiscard]] std::string last_error() const override { return {}; }
+  [[nodiscard]] ports::store_failure last_failure() const override { return {}; }
 };
 
 class MembershipLogic : public ::testing::Test, protected test::deterministic_actors {};

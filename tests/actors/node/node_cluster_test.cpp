@@ -14,7 +14,7 @@
 #include <map>
 #include <thread>
 
-#include "infra/node/node_store.hpp"
+#include "infra/node/node_keys.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/test_device.hpp"
 

@@ -4,6 +4,7 @@
 // count nothing and go on serving the devices that are real.
 #include "actors/registry/registry_actor.hpp"
 #include "infra/registry/redis_registry_store.hpp"
+#include "infra/registry/registry_keys.hpp"
 
 #include <gtest/gtest.h>
 #include <caf/all.hpp>

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "infra/registry/redis_registry_store.hpp"
+#include "infra/registry/registry_keys.hpp"
 #include "tests/support/redis_backend.hpp"
 #include "tests/support/test_device.hpp"
 
@@ -140,9 +141,9 @@ TEST_F(RegistryCluster, AnEntryALateRegistrationElsewhereTookAndDeletedIsPutBack
   ASSERT_TRUE(eventually([&] { return owner("356307042441013") == "B"; }));
   infra::registry::redis_registry_store stale({backend.endpoint(), 1000ms, 5000ms, "stale"}, "S",
                                               backend.shards());
-  std::string error;
-  ASSERT_TRUE(stale.register_device("356307042441013", error)) << error;
-  ASSERT_TRUE(stale.unregister_device("356307042441013", error)) << error;
+  ports::store_failure error;
+  ASSERT_TRUE(stale.register_device("356307042441013", error)) << error.text();
+  ASSERT_TRUE(stale.unregister_device("356307042441013", error)) << error.text();
   ASSERT_EQ(owner("356307042441013"), "(nil)");
   EXPECT_TRUE(eventually([&] { return owner("356307042441013") == "B"; }))
       << "B still holds the device; its entry must come back within a heartbeat";

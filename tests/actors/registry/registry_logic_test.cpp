@@ -33,7 +33,7 @@ class RegistryLogic : public ::testing::Test, protected test::deterministic_acto
   }
   janitor_actor start_janitor(const std::string& instance) {
     janitors.push_back(sys.spawn(janitor, janitor_config{}, store(instance), counters,
-                                 std::shared_ptr<infra::commands::command_store>()));
+                                 std::shared_ptr<ports::command_store>()));
     sched.run();
     return janitors.back();
   }
@@ -82,11 +82,11 @@ TEST_F(RegistryLogic, ALapsedHeartbeatPutsBackWhatTheJanitorEvictedButNotALiveIn
   // A's heartbeat lapses (a long pause); meanwhile device 1 reconnects to B, and B's
   // janitor evicts what A still held.
   world->heartbeats.erase("A");
-  std::string error;
+  ports::store_failure error;
   auto b = store("B");
   ASSERT_TRUE(b->heartbeat(90s, error));
   ASSERT_TRUE(b->register_device(imei_1, error));
-  ASSERT_TRUE(b->janitor_pass(infra::registry::janitor_mode::reverse_index, 1000, error));
+  ASSERT_TRUE(b->janitor_pass(ports::janitor_mode::reverse_index, 1000, error));
   EXPECT_EQ(world->owner_of(imei_2), "(nil)");
 
   wait(config.heartbeat_interval);  // A's next beat finds its heartbeat missing
@@ -122,7 +122,7 @@ TEST_F(RegistryLogic, ADeviceWhoseEntryAStaleSessionDeletedIsPutBackAtTheNextBea
   tell(a, true, imei_1);
   // B still had a session of the device: it registers it (A's index loses it), then
   // the stale session closes and deletes the entry. The device is connected to A.
-  std::string error;
+  ports::store_failure error;
   auto b = store("B");
   ASSERT_TRUE(b->heartbeat(90s, error));
   ASSERT_TRUE(b->register_device(imei_1, error));
@@ -156,7 +156,7 @@ TEST_F(RegistryLogic, AnUnregisterThatFailsIsCountedAndTheDeviceIsNoLongerHeld) 
 }
 
 TEST_F(RegistryLogic, TheJanitorEvictsOnlyWhatADeadInstanceStillHolds) {
-  std::string error;
+  ports::store_failure error;
   auto b = store("B");
   ASSERT_TRUE(b->heartbeat(90s, error));
   ASSERT_TRUE(b->register_device(imei_1, error));

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "infra/registry/registry_store.hpp"
+#include "infra/registry/registry_keys.hpp"
 #include "tests/infra/api/api_process.hpp"
 #include "tests/support/api_response_log.hpp"
 #include "tests/support/gateway_process.hpp"

@@ -118,9 +118,10 @@ TEST(ClientCommands, WatchLinesNameTheDevice) {
   // The watcher prints what comes after it started: answer commands until one shows.
   const bool shown = eventually([&] {
     if (!publisher.publish(imei, "getinfo", 12, 300s, false, error)) return false;
-    const auto got = store.read_new(100ms, 16, error);
+    ports::store_failure failed;
+    const auto got = store.read_new(100ms, 16, failed);
     if (!got || got->empty()) return false;
-    for (const auto& e : *got) store.resolve(e, {"responded", "FW:1.2", ""}, error);
+    for (const auto& e : *got) store.resolve(e, {"responded", "FW:1.2", ""}, failed);
     std::ifstream in(log);
     const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     return text.find(" " + imei + " ") != std::string::npos;

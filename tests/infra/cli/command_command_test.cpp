@@ -31,7 +31,7 @@ class CommandCommand : public CommandFixture {
     place(imei, "A");
     device_ = std::thread([this, outcome] {
       auto a = store("A");
-      std::string e;
+      ports::store_failure e;
       while (!stop_) {
         const auto got = a.read_new(100ms, 16, e);
         if (!got) continue;

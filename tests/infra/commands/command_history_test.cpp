@@ -27,10 +27,10 @@ class CommandHistory : public CommandFixture {
   }
   /// Reads A's new entries and journals each as handed to the device.
   std::vector<command_entry> hand_over(redis_command_store& a) {
-    auto got = a.read_new(100ms, 16, error);
-    EXPECT_TRUE(got) << error;
+    auto got = a.read_new(100ms, 16, failed);
+    EXPECT_TRUE(got) << failed.text();
     for (const auto& e : got.value_or(std::vector<command_entry>{}))
-      EXPECT_TRUE(a.dispatched(e, error)) << error;
+      EXPECT_TRUE(a.dispatched(e, failed)) << failed.text();
     return got.value_or(std::vector<command_entry>{});
   }
   static std::vector<std::string> ids_of(const std::vector<command_record>& rs) {
@@ -50,7 +50,7 @@ TEST_F(CommandHistory, EveryStageOfACommandIsSeenOnceInPublishingOrder) {
   const std::string responded = publish(pub, "getinfo");
   auto handed = hand_over(a);
   ASSERT_EQ(handed.size(), 1U);
-  ASSERT_TRUE(a.resolve(handed[0], {"responded", "FW:1.2", ""}, error)) << error;
+  ASSERT_TRUE(a.resolve(handed[0], {"responded", "FW:1.2", ""}, failed)) << failed.text();
   const std::string dispatched = publish(pub, "getver");
   ASSERT_EQ(hand_over(a).size(), 1U);
   const std::string sent = publish(pub, "getio");
@@ -121,13 +121,13 @@ TEST_F(CommandHistory, WhatIsLeftWhenTheKeptRecordsAreGone) {
   const std::string trimmed = publish(pub, "getinfo");
   auto handed = hand_over(a);
   ASSERT_EQ(handed.size(), 1U);
-  ASSERT_TRUE(a.resolve(handed[0], {"failed", "", "timeout"}, error)) << error;
+  ASSERT_TRUE(a.resolve(handed[0], {"failed", "", "timeout"}, failed)) << failed.text();
   redis.command({"DEL", journal(imei1)});
   // Answered; then its response is trimmed and its resolve event too: its marker says.
   const std::string answered = publish(pub, "getver");
   handed = hand_over(a);
   ASSERT_EQ(handed.size(), 1U);
-  ASSERT_TRUE(a.resolve(handed[0], {"responded", "v1", ""}, error)) << error;
+  ASSERT_TRUE(a.resolve(handed[0], {"responded", "v1", ""}, failed)) << failed.text();
   for (const auto& key : {responses_of(imei1), journal(imei1)})
     for (const auto& e : redis::stream_entries(redis.command({"XRANGE", key, "-", "+"})))
       if (e.get("command_id") == answered &&

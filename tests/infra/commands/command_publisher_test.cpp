@@ -33,7 +33,7 @@ TEST_F(CommandPublisher, WaitResponseFindsItsOwnAmongOthers) {
   ASSERT_TRUE(sent && sent->status == "sent") << error;
   std::thread device([&] {
     auto a = store("A");
-    std::string e;
+    ports::store_failure e;
     redis::connection other = backend.connect();
     other.command(
         {"XADD", responses_of(imei), "*", "command_id", "someone-else", "status", "failed"});
@@ -60,9 +60,9 @@ TEST_F(CommandPublisher, AResponseAddedBeforeTheWaitIsNotMissed) {
   const auto sent = pub.publish(imei, "getinfo", 12, 300s, false, error);
   ASSERT_TRUE(sent) << error;
   auto a = store("A");
-  const auto got = a.read_new(100ms, 16, error);
-  ASSERT_TRUE(got && got->size() == 1) << error;
-  ASSERT_TRUE(a.resolve(got->front(), {"failed", "", "imei_mismatch"}, error));
+  const auto got = a.read_new(100ms, 16, failed);
+  ASSERT_TRUE(got && got->size() == 1) << failed.text();
+  ASSERT_TRUE(a.resolve(got->front(), {"failed", "", "imei_mismatch"}, failed));
   const auto r = pub.wait_response(imei, sent->command_id, sent->last_response_id, 1s, error);
   ASSERT_TRUE(r) << error;
   EXPECT_EQ(r->status, "failed");
@@ -111,7 +111,7 @@ TEST_F(CommandPublisher, SendCommandReturnsTheDevicesAnswer) {
   auto pub = publisher();
   std::thread device([&] {
     auto a = store("A");
-    std::string e;
+    ports::store_failure e;
     for (int i = 0; i < 50; ++i) {
       const auto got = a.read_new(100ms, 16, e);
       if (got && !got->empty()) {

@@ -28,8 +28,8 @@ TEST_F(CommandStore, PublishToALiveOwnerAppendsToItsStream) {
   EXPECT_EQ(sent->owner, "A");
   EXPECT_EQ(sent->last_response_id, "0-0");
   EXPECT_EQ(sent->command_id.size(), 32U);
-  const auto got = a.read_new(100ms, 16, error);
-  ASSERT_TRUE(got) << error;
+  const auto got = a.read_new(100ms, 16, failed);
+  ASSERT_TRUE(got) << failed.text();
   ASSERT_EQ(got->size(), 1U);
   const command_entry& e = got->front();
   EXPECT_EQ(e.entry_id, sent->entry_id);
@@ -46,14 +46,14 @@ TEST_F(CommandStore, PublishToALiveOwnerAppendsToItsStream) {
 // into that device's shard.
 TEST_F(CommandStore, AWaitingReaderGetsCommandsForDevicesOfEveryShard) {
   auto a = store("A");
-  ASSERT_TRUE(a.ensure_group(error)) << error;
+  ASSERT_TRUE(a.ensure_group(failed)) << failed.text();
   std::set<std::uint32_t> shards_used;
   for (int d = 0; d < 8; ++d) {
     const std::string imei = std::to_string(356307042441100 + d);
     place(imei, "A");
     shards_used.insert(shards().shard_of(imei));
     std::optional<std::vector<command_entry>> got;
-    std::string read_error;
+    ports::store_failure read_error;
     std::thread reader([&] {
       // Until it arrives: a round may end empty at its block time.
       for (int round = 0; round < 10 && (!got || got->empty()); ++round)
@@ -63,10 +63,10 @@ TEST_F(CommandStore, AWaitingReaderGetsCommandsForDevicesOfEveryShard) {
     const auto sent = publisher().publish(imei, "getinfo", 12, 300s, false, error);
     reader.join();
     ASSERT_TRUE(sent && sent->status == "sent") << error;
-    ASSERT_TRUE(got && got->size() == 1) << read_error;
+    ASSERT_TRUE(got && got->size() == 1) << read_error.text();
     EXPECT_EQ(got->front().command_id, sent->command_id);
     EXPECT_EQ(got->front().shard, shards().shard_of(imei));
-    ASSERT_TRUE(a.resolve(got->front(), {"responded", "ok", ""}, error)) << error;
+    ASSERT_TRUE(a.resolve(got->front(), {"responded", "ok", ""}, failed)) << failed.text();
     const auto answered = entries(responses_of(imei));
     ASSERT_FALSE(answered.empty());
     EXPECT_EQ(answered.back().at("command_id"), sent->command_id);
@@ -88,13 +88,13 @@ TEST_F(CommandStore, AShardWithoutAMasterDoesNotHoldUpTheOthersCommands) {
   ASSERT_NE(prefix(lost), prefix(served));
   place(served, "A");
   auto a = store("A");
-  ASSERT_TRUE(a.ensure_group(error)) << error;
+  ASSERT_TRUE(a.ensure_group(failed)) << failed.text();
   tgw::test::unserved_slot no_master(backend.cluster(), redis::key_slot(prefix(lost)));
   ASSERT_TRUE(no_master.taken());
   const auto sent = publisher().publish(served, "getinfo", 12, 300s, false, error);
   ASSERT_TRUE(sent && sent->status == "sent") << error;
-  const auto got = a.read_new(100ms, 16, error);
-  ASSERT_TRUE(got) << error;
+  const auto got = a.read_new(100ms, 16, failed);
+  ASSERT_TRUE(got) << failed.text();
   ASSERT_EQ(got->size(), 1U);
   EXPECT_EQ(got->front().command_id, sent->command_id);
 }
@@ -146,10 +146,10 @@ TEST_F(CommandStore, ResolvePublishesJournalsAcksAndDeletesOnce) {
   place(imei1, "A");
   auto a = store("A");
   ASSERT_TRUE(publisher().publish(imei1, "getinfo", 12, 300s, false, error)) << error;
-  const auto got = a.read_new(100ms, 16, error);
-  ASSERT_TRUE(got && got->size() == 1) << error;
+  const auto got = a.read_new(100ms, 16, failed);
+  ASSERT_TRUE(got && got->size() == 1) << failed.text();
   EXPECT_EQ(pending("A"), 1);
-  ASSERT_TRUE(a.resolve(got->front(), {"responded", "FW:1.2", ""}, error)) << error;
+  ASSERT_TRUE(a.resolve(got->front(), {"responded", "FW:1.2", ""}, failed)) << failed.text();
   auto rs = responses();
   ASSERT_EQ(rs.size(), 1U);
   EXPECT_EQ(rs[0]["command_id"], got->front().command_id);
@@ -171,7 +171,7 @@ TEST_F(CommandStore, ResolvePublishesJournalsAcksAndDeletesOnce) {
   EXPECT_EQ(journal[1].at("at_ms"), rs[0]["responded_at"]);
 
   // A retry after a crash that hid the first reply: nothing is published again.
-  ASSERT_TRUE(a.resolve(got->front(), {"failed", "", "socket_closed"}, error)) << error;
+  ASSERT_TRUE(a.resolve(got->front(), {"failed", "", "socket_closed"}, failed)) << failed.text();
   EXPECT_EQ(responses().size(), 1U);
   EXPECT_EQ(entries(this->journal(imei1)).size(), 2U);
 }
@@ -185,28 +185,30 @@ TEST_F(CommandStore, AResolveNoReplicaConfirmedIsReportedForARetry) {
   const int replicas = backend.on_cluster() ? 2 : 1;
   // How many confirmed within the wait depends on how busy the box is; that it fell
   // short of `replicas` does not.
-  const auto short_of = [&](const std::string& e) {
-    return e.starts_with("replicas: WAIT confirmed ") &&
+  // A replica shortfall is its own cause, apart from the store being unreachable.
+  const auto short_of = [&](const ports::store_failure& f) {
+    const std::string& e = f.cause.detail;
+    return f.cause.label == "replicas" && e.starts_with("replicas: WAIT confirmed ") &&
            e.ends_with(" of " + std::to_string(replicas));
   };
   a.require_replicas(replicas, 100ms);
   ASSERT_TRUE(publisher().publish(imei1, "getinfo", 12, 300s, false, error)) << error;
-  const auto got = a.read_new(100ms, 16, error);
-  ASSERT_TRUE(got && got->size() == 1) << error;
+  const auto got = a.read_new(100ms, 16, failed);
+  ASSERT_TRUE(got && got->size() == 1) << failed.text();
   const auto batch = {a.resolve_command(got->front(), {"responded", "FW:1.2", ""}, 1000)};
   const auto errors = a.run_batch(batch);
   ASSERT_EQ(errors.size(), 1U);
-  EXPECT_TRUE(short_of(errors[0])) << errors[0];
-  const std::string again = a.run_batch(batch)[0];
-  EXPECT_TRUE(short_of(again)) << again;
+  EXPECT_TRUE(short_of(errors[0])) << errors[0].text();
+  const ports::store_failure again = a.run_batch(batch)[0];
+  EXPECT_TRUE(short_of(again)) << again.text();
   // The typed batch the responder runs fails the same way.
   const std::pair<command_entry, resolution> outcome{got->front(), {"responded", "FW:1.2", ""}};
   const auto typed = a.resolve_all(std::span(&outcome, 1), 1000);
   ASSERT_EQ(typed.size(), 1U);
-  EXPECT_TRUE(short_of(typed[0])) << typed[0];
+  EXPECT_TRUE(short_of(typed[0])) << typed[0].text();
   EXPECT_EQ(responses().size(), 1U);
   a.require_replicas(0, 100ms);
-  EXPECT_EQ(a.run_batch(batch)[0], "");
+  EXPECT_FALSE(a.run_batch(batch)[0].failed());
 }
 
 // What a failover to a replica that never had the command leaves: the entry and its
@@ -218,16 +220,16 @@ TEST_F(CommandStore, ADeviceAnswerIsPublishedEvenWhenAFailoverLostTheCommand) {
   auto pub = publisher();
   const auto sent = pub.publish(imei1, "getinfo", 12, 300s, false, error);
   ASSERT_TRUE(sent) << error;
-  const auto got = a.read_new(100ms, 16, error);
-  ASSERT_TRUE(got && got->size() == 1) << error;
+  const auto got = a.read_new(100ms, 16, failed);
+  ASSERT_TRUE(got && got->size() == 1) << failed.text();
   redis.command({"XDEL", outbound("A", imei1), got->front().entry_id});
   redis.command({"DEL", keys::marker(sent->command_id, prefix(imei1))});
-  ASSERT_TRUE(a.resolve(got->front(), {"responded", "FW:1.2", ""}, error)) << error;
+  ASSERT_TRUE(a.resolve(got->front(), {"responded", "FW:1.2", ""}, failed)) << failed.text();
   auto rs = responses();
   ASSERT_EQ(rs.size(), 1U);
   EXPECT_EQ(rs[0]["status"], "responded");
   EXPECT_EQ(rs[0]["imei"], imei1);
-  ASSERT_TRUE(a.resolve(got->front(), {"responded", "FW:1.2", ""}, error)) << error;
+  ASSERT_TRUE(a.resolve(got->front(), {"responded", "FW:1.2", ""}, failed)) << failed.text();
   EXPECT_EQ(responses().size(), 1U);
   EXPECT_EQ(pub.settle(imei1, sent->command_id, "store_failover", error), "answered");
   EXPECT_EQ(responses().size(), 1U);
@@ -252,17 +254,17 @@ TEST_F(CommandStore, SettleEndsALostCommandOnceAndLeavesAKnownOneAlone) {
   // The command is still in the stream (it was never lost on this server): once
   // answered, the instance that reads it does not deliver it.
   auto a = store("A");
-  const auto got = a.read_new(100ms, 16, error);
-  ASSERT_TRUE(got && got->size() == 1) << error;
+  const auto got = a.read_new(100ms, 16, failed);
+  ASSERT_TRUE(got && got->size() == 1) << failed.text();
   std::vector<redis::value> replies;
   const auto errors = a.run_batch({a.dispatched_command(got->front(), 1000)}, &replies);
-  EXPECT_EQ(errors[0], "");
+  EXPECT_FALSE(errors[0].failed()) << errors[0].text();
   EXPECT_EQ(replies[0].as_int(), -1);
   const command_entry* entry = &got->front();
   const auto typed = a.dispatched_all(std::span(&entry, 1), 1000);
   ASSERT_EQ(typed.size(), 1U);
   EXPECT_EQ(typed[0].status, dispatch_status::answered_already);
-  ASSERT_TRUE(a.resolve(got->front(), {"responded", "late", ""}, error)) << error;
+  ASSERT_TRUE(a.resolve(got->front(), {"responded", "late", ""}, failed)) << failed.text();
   EXPECT_EQ(responses().size(), 1U);
   EXPECT_EQ(xlen(outbound("A", imei1)), 0);
 }
@@ -282,9 +284,9 @@ TEST_F(CommandStore, APublishRepeatedWithItsIdChangesNothing) {
   EXPECT_EQ(again->entry_id, first->entry_id);
   EXPECT_EQ(xlen(outbound("A", imei1)), 1);
   auto a = store("A");
-  const auto got = a.read_new(100ms, 16, error);
-  ASSERT_TRUE(got && got->size() == 1) << error;
-  ASSERT_TRUE(a.resolve(got->front(), {"responded", "ok", ""}, error)) << error;
+  const auto got = a.read_new(100ms, 16, failed);
+  ASSERT_TRUE(got && got->size() == 1) << failed.text();
+  ASSERT_TRUE(a.resolve(got->front(), {"responded", "ok", ""}, failed)) << failed.text();
   const auto answered = pub.publish(imei1, "getinfo", 12, 300s, false, id, error);
   ASSERT_TRUE(answered) << error;
   EXPECT_EQ(answered->status, "answered");
@@ -298,7 +300,7 @@ TEST_F(CommandStore, DispatchedJournalsTheEvent) {
   e.command_id = "c1";
   e.target_imei = imei1;
   e.codec = 12;
-  ASSERT_TRUE(a.dispatched(e, error)) << error;
+  ASSERT_TRUE(a.dispatched(e, failed)) << failed.text();
   const auto journal = entries(this->journal(imei1));
   ASSERT_EQ(journal.size(), 1U);
   EXPECT_EQ(journal[0].at("type"), "command_dispatched");
@@ -312,46 +314,46 @@ TEST_F(CommandStore, PendingEntriesAreReadAgainAfterARestart) {
   {
     auto before = store("A");
     for (int i = 0; i < 150; ++i) add_command("A", "c" + std::to_string(i), imei1);
-    const auto got = before.read_new(100ms, 200, error);
-    ASSERT_TRUE(got) << error;
+    const auto got = before.read_new(100ms, 200, failed);
+    ASSERT_TRUE(got) << failed.text();
     ASSERT_EQ(got->size(), 150U);
-    ASSERT_TRUE(before.resolve((*got)[3], {"responded", "ok", ""}, error));
+    ASSERT_TRUE(before.resolve((*got)[3], {"responded", "ok", ""}, failed));
   }  // "crash": delivered, never acknowledged
   add_command("A", "fresh", imei1);
   auto after = store("A");
-  const auto again = after.read_pending(error);
-  ASSERT_TRUE(again) << error;
+  const auto again = after.read_pending(failed);
+  ASSERT_TRUE(again) << failed.text();
   ASSERT_EQ(again->size(), 149U);  // more than one page
   EXPECT_EQ((*again)[0].command_id, "c0");
   EXPECT_EQ((*again)[3].command_id, "c4");
-  const auto fresh = after.read_new(100ms, 16, error);
-  ASSERT_TRUE(fresh) << error;
+  const auto fresh = after.read_new(100ms, 16, failed);
+  ASSERT_TRUE(fresh) << failed.text();
   ASSERT_EQ(fresh->size(), 1U);
   EXPECT_EQ(fresh->front().command_id, "fresh");
 }
 
 TEST_F(CommandStore, ADeletedGroupIsRecreated) {
   auto a = store("A");
-  ASSERT_TRUE(a.ensure_group(error)) << error;
-  ASSERT_TRUE(a.ensure_group(error)) << error;  // BUSYGROUP is fine
+  ASSERT_TRUE(a.ensure_group(failed)) << failed.text();
+  ASSERT_TRUE(a.ensure_group(failed)) << failed.text();  // BUSYGROUP is fine
   delete_streams("A");
-  const auto got = a.read_new(100ms, 16, error);
-  ASSERT_TRUE(got) << error;
+  const auto got = a.read_new(100ms, 16, failed);
+  ASSERT_TRUE(got) << failed.text();
   EXPECT_TRUE(got->empty());
   add_command("A", "after", imei1);
-  const auto next = a.read_new(100ms, 16, error);
-  ASSERT_TRUE(next) << error;
+  const auto next = a.read_new(100ms, 16, failed);
+  ASSERT_TRUE(next) << failed.text();
   ASSERT_EQ(next->size(), 1U);
   EXPECT_EQ(next->front().command_id, "after");
   delete_streams("A");
-  const auto none = a.read_pending(error);
-  ASSERT_TRUE(none) << error;
+  const auto none = a.read_pending(failed);
+  ASSERT_TRUE(none) << failed.text();
   EXPECT_TRUE(none->empty());
 }
 
 TEST_F(CommandStore, MalformedEntriesNameTheirProblem) {
   auto a = store("A");
-  ASSERT_TRUE(a.ensure_group(error));
+  ASSERT_TRUE(a.ensure_group(failed));
   const std::string big(513, 'x');
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"target_imei", imei1, "codec", "12", "payload", "p"}, "missing field command_id"},
@@ -378,8 +380,8 @@ TEST_F(CommandStore, MalformedEntriesNameTheirProblem) {
   };
   // All in one stream, so they are read in this order.
   for (const auto& [fields, reason] : cases) add_raw("A", fields, imei1);
-  const auto got = a.read_new(100ms, 16, error);
-  ASSERT_TRUE(got) << error;
+  const auto got = a.read_new(100ms, 16, failed);
+  ASSERT_TRUE(got) << failed.text();
   ASSERT_EQ(got->size(), cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
     EXPECT_EQ((*got)[i].malformed, cases[i].second) << i;
@@ -389,7 +391,7 @@ TEST_F(CommandStore, MalformedEntriesNameTheirProblem) {
   EXPECT_TRUE((*got)[9].control_characters);
   EXPECT_FALSE((*got)[8].control_characters);
   // A malformed entry is answered and acknowledged like any other.
-  ASSERT_TRUE(a.resolve((*got)[1], {"failed", "", "malformed: " + (*got)[1].malformed}, error));
+  ASSERT_TRUE(a.resolve((*got)[1], {"failed", "", "malformed: " + (*got)[1].malformed}, failed));
   EXPECT_EQ(responses().size(), 1U);
   EXPECT_EQ(pending("A"), static_cast<std::int64_t>(cases.size() - 1));
 }
@@ -398,24 +400,24 @@ TEST_F(CommandStore, MalformedEntriesNameTheirProblem) {
 TEST(CommandEntry, ControlCharactersPassOnlyWhenAllowed) {
   const std::vector<std::string> fields = {"command_id", "c",  "target_imei", "356307042441013",
                                            "codec",      "12", "payload",     "getinfo\r\n"};
-  EXPECT_TRUE(infra::commands::parse_command_entry("1-0", fields, true, 512).control_characters);
-  const auto allowed = infra::commands::parse_command_entry("1-0", fields, true, 512, true);
+  EXPECT_TRUE(ports::parse_command_entry("1-0", fields, true, 512).control_characters);
+  const auto allowed = ports::parse_command_entry("1-0", fields, true, 512, true);
   EXPECT_EQ(allowed.malformed, "");
   EXPECT_EQ(allowed.payload, "getinfo\r\n");
 }
 
 TEST_F(CommandStore, APendingEntryWhoseBodyWasDeletedIsMalformedAndCanBeAcked) {
   auto a = store("A");
-  ASSERT_TRUE(a.ensure_group(error));
+  ASSERT_TRUE(a.ensure_group(failed));
   const std::string id = add_command("A", "c1", imei1);
-  ASSERT_TRUE(a.read_new(100ms, 16, error));
+  ASSERT_TRUE(a.read_new(100ms, 16, failed));
   redis.command({"XDEL", outbound("A", imei1), id});
-  const auto again = a.read_pending(error);
-  ASSERT_TRUE(again) << error;
+  const auto again = a.read_pending(failed);
+  ASSERT_TRUE(again) << failed.text();
   ASSERT_EQ(again->size(), 1U);
   EXPECT_EQ(again->front().entry_id, id);
   EXPECT_EQ(again->front().malformed, "entry body deleted");
-  ASSERT_TRUE(a.resolve(again->front(), {"failed", "", "malformed"}, error)) << error;
+  ASSERT_TRUE(a.resolve(again->front(), {"failed", "", "malformed"}, failed)) << failed.text();
   EXPECT_EQ(pending("A"), 0);
   EXPECT_TRUE(responses().empty());  // nothing is known to answer
 }
@@ -435,19 +437,19 @@ TEST_F(CommandStore, OrphansGetOneOutcomeEachAndTheStreamGoes) {
                 "p"});
   // Read (so some are pending) and resolve one before dying.
   auto d = store("D");
-  const auto read = d.read_new(100ms, 3, error);
+  const auto read = d.read_new(100ms, 3, failed);
   // Up to 3 from each shard's stream.
-  ASSERT_TRUE(read && read->size() >= 3) << error;
+  ASSERT_TRUE(read && read->size() >= 3) << failed.text();
   command_entry resolved;
   resolved.entry_id = done;
   resolved.command_id = "resolved";
   resolved.target_imei = "356307042441003";
   resolved.shard = shards().shard_of(resolved.target_imei);
-  ASSERT_TRUE(d.resolve(resolved, {"responded", "ok", ""}, error)) << error;
+  ASSERT_TRUE(d.resolve(resolved, {"responded", "ok", ""}, failed)) << failed.text();
 
   auto janitor = store("J");
-  const auto counts = janitor.adopt_orphans("D", error);
-  ASSERT_TRUE(counts) << error;
+  const auto counts = janitor.adopt_orphans("D", failed);
+  ASSERT_TRUE(counts) << failed.text();
   EXPECT_EQ(counts->handled, 6U);
   EXPECT_EQ(counts->rerouted, 1U);
   EXPECT_EQ(counts->failed, 5U);
@@ -478,8 +480,8 @@ TEST_F(CommandStore, OrphansGetOneOutcomeEachAndTheStreamGoes) {
   EXPECT_EQ(journal[0].at("failure_reason"), "instance_lost");
 
   // Adopting again finds nothing and answers nothing.
-  const auto again = janitor.adopt_orphans("D", error);
-  ASSERT_TRUE(again) << error;
+  const auto again = janitor.adopt_orphans("D", failed);
+  ASSERT_TRUE(again) << failed.text();
   EXPECT_EQ(again->handled, 0U);
   EXPECT_EQ(responses().size(), 6U);
 }
@@ -492,8 +494,8 @@ TEST_F(CommandStore, AnOrphanAnsweredAlreadyIsDroppedWithoutASecondResponse) {
   add_command("D", "answered-copy", "356307042441003");
   redis.command({"SET", keys::marker("answered-copy", prefix("356307042441003")), "a"});
   auto janitor = store("J");
-  const auto counts = janitor.adopt_orphans("D", error);
-  ASSERT_TRUE(counts) << error;
+  const auto counts = janitor.adopt_orphans("D", failed);
+  ASSERT_TRUE(counts) << failed.text();
   EXPECT_EQ(counts->handled, 1U);
   EXPECT_EQ(counts->failed, 0U);
   EXPECT_EQ(counts->rerouted, 0U);
@@ -504,10 +506,10 @@ TEST_F(CommandStore, AnOrphanAnsweredAlreadyIsDroppedWithoutASecondResponse) {
 TEST_F(CommandStore, TwoJanitorsAdoptingTogetherAnswerEachEntryOnce) {
   constexpr int n = 1000;
   for (int i = 0; i < n; ++i) add_command("D", "c" + std::to_string(i), imei1);
-  command_store::orphan_counts first;
-  command_store::orphan_counts second;
-  std::string e1;
-  std::string e2;
+  ports::command_store::orphan_counts first;
+  ports::command_store::orphan_counts second;
+  ports::store_failure e1;
+  ports::store_failure e2;
   std::thread t1([&] { first = *store("J1").adopt_orphans("D", e1); });
   std::thread t2([&] { second = *store("J2").adopt_orphans("D", e2); });
   t1.join();
@@ -532,12 +534,12 @@ TEST_F(CommandStore, DrainOfflineKeepsOrderAndAnswersExpiredOnes) {
   ASSERT_TRUE(c3) << error;
   place(imei1, "A");
   auto a = store("A");
-  const auto moved = a.drain_offline(imei1, error);
-  ASSERT_TRUE(moved) << error;
+  const auto moved = a.drain_offline(imei1, failed);
+  ASSERT_TRUE(moved) << failed.text();
   EXPECT_EQ(*moved, 2U);
   EXPECT_FALSE(exists(offline(imei1)));
-  const auto got = a.read_new(100ms, 16, error);
-  ASSERT_TRUE(got) << error;
+  const auto got = a.read_new(100ms, 16, failed);
+  ASSERT_TRUE(got) << failed.text();
   ASSERT_EQ(got->size(), 2U);
   EXPECT_EQ((*got)[0].command_id, c1->command_id);
   EXPECT_EQ((*got)[0].payload, "first");
@@ -549,8 +551,8 @@ TEST_F(CommandStore, DrainOfflineKeepsOrderAndAnswersExpiredOnes) {
   ASSERT_EQ(rs.size(), 1U);
   EXPECT_EQ(rs[0].at("command_id"), "old");
   EXPECT_EQ(rs[0].at("failure_reason"), "expired_before_delivery");
-  const auto nothing = a.drain_offline(imei1, error);
-  ASSERT_TRUE(nothing) << error;
+  const auto nothing = a.drain_offline(imei1, failed);
+  ASSERT_TRUE(nothing) << failed.text();
   EXPECT_EQ(*nothing, 0U);
 }
 
@@ -565,13 +567,14 @@ TEST_F(CommandStore, RedisDownGivesErrorsAndRecoveryReloadsTheLibrary) {
   EXPECT_FALSE(pub.publish(imei1, "x", 12, 300s, false, error));
   EXPECT_FALSE(error.empty());
   error.clear();
-  EXPECT_FALSE(a.read_new(100ms, 16, error));
-  EXPECT_FALSE(error.empty());
-  EXPECT_FALSE(a.read_pending(error));
-  EXPECT_FALSE(a.ensure_group(error));
-  EXPECT_FALSE(a.resolve(command_entry{}, {"failed", "", "x"}, error));
-  EXPECT_FALSE(a.drain_offline(imei1, error));
-  EXPECT_FALSE(a.adopt_orphans("D", error));
+  EXPECT_FALSE(a.read_new(100ms, 16, failed));
+  // A typed failure: the actors branch on the kind, never on the words.
+  EXPECT_EQ(failed.kind, ports::failure_kind::unreachable) << failed.text();
+  EXPECT_FALSE(a.read_pending(failed));
+  EXPECT_FALSE(a.ensure_group(failed));
+  EXPECT_FALSE(a.resolve(command_entry{}, {"failed", "", "x"}, failed));
+  EXPECT_FALSE(a.drain_offline(imei1, failed));
+  EXPECT_FALSE(a.adopt_orphans("D", failed));
   EXPECT_FALSE(pub.wait_response(imei1, "c", "0-0", 100ms, error));
   EXPECT_FALSE(error.empty());
   server.start();           // empty: no functions loaded any more
@@ -581,7 +584,7 @@ TEST_F(CommandStore, RedisDownGivesErrorsAndRecoveryReloadsTheLibrary) {
   const auto r = pub.publish(imei1, "x", 12, 300s, false, error);
   ASSERT_TRUE(r) << error;
   EXPECT_EQ(r->status, "sent");
-  ASSERT_TRUE(a.drain_offline(imei1, error)) << error;
+  ASSERT_TRUE(a.drain_offline(imei1, failed)) << failed.text();
 }
 
 }  // namespace

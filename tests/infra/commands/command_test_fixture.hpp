@@ -8,7 +8,7 @@
 
 #include "infra/commands/command_publisher.hpp"
 #include "infra/commands/redis_command_store.hpp"
-#include "infra/registry/registry_store.hpp"
+#include "infra/registry/registry_keys.hpp"
 #include "tests/support/redis_backend.hpp"
 
 namespace tgw::infra::commands::test {
@@ -118,7 +118,8 @@ class CommandFixture : public ::testing::Test {
 
   tgw::test::redis_backend backend;
   redis::connection redis = backend.connect();
-  std::string error;
+  std::string error;            ///< What a publisher's call said.
+  ports::store_failure failed;  ///< What a store's call said.
 };
 
 }  // namespace tgw::infra::commands::test

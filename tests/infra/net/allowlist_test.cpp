@@ -1,7 +1,8 @@
 // The allowlist file and the list sessions consult: comments and blanks are skipped, a
 // line that is not an IMEI and a file with no IMEI are errors naming the file, and a
 // replaced list takes effect for the next handshake.
-#include "infra/net/allowlist.hpp"
+#include "actors/domain/allowlist.hpp"
+#include "infra/net/allowlist_file.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +11,7 @@
 
 namespace {
 
-using tgw::infra::net::allowlist;
+using tgw::domain::allowlist;
 using tgw::infra::net::load_allowlist;
 
 std::string write_list(const std::string& name, const std::string& text) {

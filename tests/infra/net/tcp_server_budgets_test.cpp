@@ -29,11 +29,11 @@ using namespace std::chrono_literals;
 using tgw::infra::metrics::refusal;
 using tgw::infra::metrics::refusal_counters;
 using tgw::infra::net::connection_limits;
-using tgw::infra::net::connection_listener;
-using tgw::infra::net::device_link;
 using tgw::infra::net::io_pool;
 using tgw::infra::net::listener_security;
 using tgw::infra::net::tcp_server;
+using tgw::ports::connection_listener;
+using tgw::ports::device_link;
 using tgw::test::connect_loopback;
 
 const std::vector<std::uint8_t> imei_frame = {0x00, 0x0F, '3', '5', '6', '3', '0', '7', '0',

@@ -22,10 +22,10 @@
 namespace {
 
 using namespace std::chrono_literals;
-using tgw::infra::net::connection_listener;
-using tgw::infra::net::device_link;
 using tgw::infra::net::io_pool;
 using tgw::infra::net::tcp_server;
+using tgw::ports::connection_listener;
+using tgw::ports::device_link;
 using tgw::test::connect_loopback;
 
 struct listener_log {

@@ -1,4 +1,5 @@
 #include "infra/node/redis_node_store.hpp"
+#include "infra/node/node_keys.hpp"
 
 #include <gtest/gtest.h>
 

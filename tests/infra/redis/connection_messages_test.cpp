@@ -16,8 +16,8 @@
 #include <string>
 #include <thread>
 
-#include "infra/health/failure_cause.hpp"
 #include "infra/redis/connection.hpp"
+#include "infra/redis/failure_cause.hpp"
 #include "infra/redis/link_errors.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/run_tgw.hpp"
@@ -30,11 +30,11 @@ using test::child_process;
 using test::free_port;
 using test::redis_server;
 
-health::failure_cause refusal(const endpoint& where, std::chrono::milliseconds wait = 1000ms) {
+ports::failure_cause refusal(const endpoint& where, std::chrono::milliseconds wait = 1000ms) {
   connection c({where, wait, wait, "messages-test"});
   std::string error;
   EXPECT_FALSE(c.ensure_connected(error)) << where.describe();
-  return health::classify_redis_failure("IO " + error);
+  return redis::classify_redis_failure("IO " + error);
 }
 
 endpoint at(std::uint16_t port) {
@@ -97,13 +97,13 @@ TEST(ConnectionMessages, AWrongPasswordIsNamedAsSuch) {
   endpoint wrong = at(redis.port);
   wrong.password = "wrong";
   auto cause = refusal(wrong);
-  EXPECT_EQ(cause.label, "auth") << health::describe(cause);
+  EXPECT_EQ(cause.label, "auth") << ports::describe(cause);
   EXPECT_NE(cause.detail.find("WRONGPASS"), std::string::npos) << cause.detail;
   EXPECT_NE(cause.fix.find("user and password"), std::string::npos) << cause.fix;
-  EXPECT_TRUE(health::is_setup_failure(cause));
+  EXPECT_TRUE(redis::is_setup_failure(cause));
 
   cause = refusal(at(redis.port));  // no password at all
-  EXPECT_EQ(cause.label, "auth") << health::describe(cause);
+  EXPECT_EQ(cause.label, "auth") << ports::describe(cause);
   EXPECT_NE(cause.detail.find(link_errors::auth_missing), std::string::npos) << cause.detail;
 
   const auto r =
@@ -118,7 +118,7 @@ TEST(ConnectionMessages, ADatabaseOutOfRangeIsNamedAsSuch) {
   endpoint where = redis.endpoint();
   where.db = 99;
   const auto cause = refusal(where);
-  EXPECT_EQ(cause.label, "database") << health::describe(cause);
+  EXPECT_EQ(cause.label, "database") << ports::describe(cause);
   EXPECT_NE(cause.detail.find("SELECT 99"), std::string::npos) << cause.detail;
   EXPECT_NE(cause.fix.find("databases"), std::string::npos) << cause.fix;
 
@@ -137,7 +137,7 @@ TEST(ConnectionMessages, SelectOnAClusterNodeNamesTheClusterUrl) {
   endpoint where = at(node.port);
   where.db = 1;
   const auto cause = refusal(where);
-  EXPECT_EQ(cause.label, "cluster_mode") << health::describe(cause);
+  EXPECT_EQ(cause.label, "cluster_mode") << ports::describe(cause);
   EXPECT_NE(cause.fix.find("redis+cluster://"), std::string::npos) << cause.fix;
 }
 
@@ -148,7 +148,7 @@ TEST(ConnectionMessages, ASentinelUrlNamingDataServersOrAnUnknownMasterIsNamed) 
       parse_redis_url("redis+sentinel://127.0.0.1:" + std::to_string(data.port()) + "/tgw", error);
   ASSERT_TRUE(wrong_kind) << error;
   auto cause = refusal(*wrong_kind);
-  EXPECT_EQ(cause.label, "sentinel") << health::describe(cause);
+  EXPECT_EQ(cause.label, "sentinel") << ports::describe(cause);
   EXPECT_NE(cause.detail.find(link_errors::not_a_sentinel), std::string::npos) << cause.detail;
   EXPECT_NE(cause.fix.find("redis://host:port"), std::string::npos) << cause.fix;
 
@@ -163,7 +163,7 @@ TEST(ConnectionMessages, ASentinelUrlNamingDataServersOrAnUnknownMasterIsNamed) 
       "redis+sentinel://127.0.0.1:" + std::to_string(sentinel_port) + "/mymaster", error);
   ASSERT_TRUE(wrong_name) << error;
   cause = refusal(*wrong_name);
-  EXPECT_EQ(cause.label, "sentinel") << health::describe(cause);
+  EXPECT_EQ(cause.label, "sentinel") << ports::describe(cause);
   EXPECT_NE(cause.detail.find("no sentinel knows master 'mymaster'"), std::string::npos)
       << cause.detail;
   EXPECT_NE(cause.detail.find("watches tgw"), std::string::npos) << cause.detail;
@@ -175,7 +175,7 @@ TEST(ConnectionMessages, ASentinelUrlNamingDataServersOrAnUnknownMasterIsNamed) 
 TEST(ConnectionMessages, AServerThatTakesTheConnectionButNeverAnswersIsNamed) {
   silent_port silent;
   const auto cause = refusal(at(silent.port));
-  EXPECT_EQ(cause.label, "timeout") << health::describe(cause);
+  EXPECT_EQ(cause.label, "timeout") << ports::describe(cause);
   EXPECT_NE(cause.detail.find("accepted the connection but sent no reply within 1000 ms"),
             std::string::npos)
       << cause.detail;
@@ -200,7 +200,7 @@ TEST(ConnectionMessages, AServerPausedWhileConnectedTimesOutWithItsName) {
             std::string::npos)
       << v.text;
   EXPECT_EQ(v.text.find("temporarily unavailable"), std::string::npos) << v.text;
-  const auto cause = health::classify_redis_failure(v.text);
+  const auto cause = redis::classify_redis_failure(v.text);
   EXPECT_EQ(cause.label, "timeout");
   EXPECT_EQ(c.command({"PING"}).text, "PONG");  // resumed: a fresh connection works
 }

@@ -9,8 +9,8 @@
 #include <string>
 #include <thread>
 
-#include "infra/health/failure_cause.hpp"
 #include "infra/redis/connection.hpp"
+#include "infra/redis/failure_cause.hpp"
 #include "infra/redis/link_errors.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/redis_tls.hpp"
@@ -29,19 +29,19 @@ connection connect_to(const endpoint& where, std::chrono::milliseconds io = 2000
 }
 
 /// Why connecting to `where` failed, classified as tgw reports it.
-health::failure_cause refusal(const endpoint& where) {
+ports::failure_cause refusal(const endpoint& where) {
   connection c = connect_to(where);
   std::string error;
   EXPECT_FALSE(c.ensure_connected(error)) << where.describe();
-  return health::classify_redis_failure("IO " + error);
+  return redis::classify_redis_failure("IO " + error);
 }
 
-void expect_cause(const health::failure_cause& cause, std::string_view label,
+void expect_cause(const ports::failure_cause& cause, std::string_view label,
                   std::string_view phrase, std::string_view fix) {
-  EXPECT_EQ(cause.label, label) << health::describe(cause);
-  EXPECT_NE(cause.detail.find(phrase), std::string::npos) << health::describe(cause);
-  EXPECT_NE(cause.fix.find(fix), std::string::npos) << health::describe(cause);
-  EXPECT_TRUE(health::is_setup_failure(cause) || label == "timeout") << health::describe(cause);
+  EXPECT_EQ(cause.label, label) << ports::describe(cause);
+  EXPECT_NE(cause.detail.find(phrase), std::string::npos) << ports::describe(cause);
+  EXPECT_NE(cause.fix.find(fix), std::string::npos) << ports::describe(cause);
+  EXPECT_TRUE(redis::is_setup_failure(cause) || label == "timeout") << ports::describe(cause);
 }
 
 TEST(RedisTls, CommandsPipelinesAndLargeRepliesGoThroughTls) {
@@ -140,7 +140,7 @@ TEST(RedisTls, AnExpiredServerCertificateIsRefused) {
   endpoint where;
   where.port = port;
   where.tls = files.client();
-  health::failure_cause cause;
+  ports::failure_cause cause;
   for (int i = 0; i < 100; ++i) {
     cause = refusal(where);
     if (cause.label != "connection") break;  // not listening yet

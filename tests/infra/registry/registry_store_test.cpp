@@ -1,5 +1,6 @@
 #include "infra/registry/heartbeat_holder.hpp"
 #include "infra/registry/redis_registry_store.hpp"
+#include "infra/registry/registry_keys.hpp"
 
 #include <gtest/gtest.h>
 
@@ -51,12 +52,12 @@ class RegistryStore : public ::testing::Test {
 
   test::redis_backend backend;
   redis::connection redis = backend.connect();
-  std::string error;
+  ports::store_failure error;
 };
 
 TEST_F(RegistryStore, RegisterWritesTheEntryAndTheReverseIndex) {
   auto a = store("A");
-  ASSERT_TRUE(a.register_device("111111111111111", error)) << error;
+  ASSERT_TRUE(a.register_device("111111111111111", error)) << error.text();
   EXPECT_EQ(owner("111111111111111"), "A");
   EXPECT_TRUE(in_reverse_index("A", "111111111111111"));
 }
@@ -85,7 +86,7 @@ TEST_F(RegistryStore, UnregisterAllSkipsDevicesThatMoved) {
   }
   ASSERT_TRUE(b.register_device(held[7], error));
   const auto deleted = a.unregister_all(held, error);
-  ASSERT_TRUE(deleted) << error;
+  ASSERT_TRUE(deleted) << error.text();
   EXPECT_EQ(*deleted, 49U);
   EXPECT_EQ(owner(held[7]), "B");
   EXPECT_EQ(registry_size(), 1);
@@ -101,14 +102,14 @@ TEST_F(RegistryStore, AReassertLeavesLiveOwnersAloneButTakesBackFromTheDead) {
   const std::string moved = "444444444444441", orphaned = "444444444444442",
                     evicted = "444444444444443", kept = "444444444444444";
   for (const auto& imei : {moved, orphaned, evicted, kept})
-    ASSERT_TRUE(a.register_device(imei, error)) << error;
-  ASSERT_TRUE(b.heartbeat(60s, error)) << error;  // B is alive, C is not
+    ASSERT_TRUE(a.register_device(imei, error)) << error.text();
+  ASSERT_TRUE(b.heartbeat(60s, error)) << error.text();  // B is alive, C is not
   ASSERT_TRUE(b.register_device(moved, error));
   ASSERT_TRUE(c.register_device(orphaned, error));
   ASSERT_TRUE(a.unregister_device(evicted, error));  // as the janitor would have
 
   const auto left = a.reassert({moved, orphaned, evicted, kept}, error);
-  ASSERT_TRUE(left) << error;
+  ASSERT_TRUE(left) << error.text();
   EXPECT_EQ(*left, 1U);
   EXPECT_EQ(owner(moved), "B");
   EXPECT_TRUE(in_reverse_index("B", moved));
@@ -132,8 +133,8 @@ TEST_F(RegistryStore, AReassertLeavesLiveOwnersAloneButTakesBackFromTheDead) {
 TEST_F(RegistryStore, EvictionStopsOnceTheInstanceHeartbeatsAgain) {
   auto a = store("A");
   const std::string imei = "555555555555551";
-  ASSERT_TRUE(a.register_device(imei, error)) << error;
-  ASSERT_TRUE(a.heartbeat(60s, error)) << error;  // back, its entry re-asserted
+  ASSERT_TRUE(a.register_device(imei, error)) << error.text();
+  ASSERT_TRUE(a.heartbeat(60s, error)) << error.text();  // back, its entry re-asserted
   auto evict = [&] {
     return redis.command({"FCALL", "tgw_registry_evict", "2", keys::registry_in(prefix(imei)),
                           keys::heartbeat("A", prefix(imei)), "A", imei});
@@ -151,12 +152,12 @@ TEST_F(RegistryStore, MissingFromIndexNamesTheDevicesAnotherInstanceTook) {
   std::vector<std::string> held;
   for (int i = 0; i < 1500; ++i) {  // more than one SMISMEMBER call
     held.push_back(std::to_string(600000000000000 + i));
-    ASSERT_TRUE(a.register_device(held.back(), error)) << error;
+    ASSERT_TRUE(a.register_device(held.back(), error)) << error.text();
   }
   ASSERT_TRUE(b.register_device(held[3], error));
   ASSERT_TRUE(b.register_device(held[1200], error));
   auto missing = a.missing_from_index(held, error);
-  ASSERT_TRUE(missing) << error;
+  ASSERT_TRUE(missing) << error.text();
   std::sort(missing->begin(), missing->end());  // a cluster answers shard by shard
   EXPECT_EQ(*missing, (std::vector<std::string>{held[3], held[1200]}));
 }
@@ -164,7 +165,7 @@ TEST_F(RegistryStore, MissingFromIndexNamesTheDevicesAnotherInstanceTook) {
 TEST_F(RegistryStore, HeartbeatCarriesTheTtlAndReportsAMissingKey) {
   auto a = store("A");
   const auto first = a.heartbeat(90s, error);
-  ASSERT_TRUE(first) << error;
+  ASSERT_TRUE(first) << error.text();
   EXPECT_TRUE(first->was_missing);  // never written before
   EXPECT_EQ(first->taken_by, "");
   for (std::uint32_t s = 0; s < shards().count(); ++s) {
@@ -193,25 +194,26 @@ TEST_F(RegistryStore, AHeartbeatHeldByAnotherProcessIsLeftToIt) {
                          first.value());
   redis_registry_store b({backend.endpoint(), 1000ms, 5000ms, "test"}, "A", shards(),
                          second.value());
-  ASSERT_TRUE(a.heartbeat(90s, error)) << error;
+  ASSERT_TRUE(a.heartbeat(90s, error)) << error.text();
   const auto taken = b.heartbeat(90s, error);
-  ASSERT_TRUE(taken) << error;
+  ASSERT_TRUE(taken) << error.text();
   EXPECT_EQ(taken->taken_by, first.value());
+  EXPECT_EQ(taken->taken_by_described, first.describe());
   for (std::uint32_t s = 0; s < shards().count(); ++s)
     EXPECT_EQ(redis.command({"GET", keys::heartbeat("A", shards().prefix(s))}).text, first.value());
   const auto released_by_b = b.release_heartbeat(error);
-  ASSERT_TRUE(released_by_b) << error;
+  ASSERT_TRUE(released_by_b) << error.text();
   EXPECT_FALSE(*released_by_b);
   EXPECT_EQ(redis.command({"EXISTS", keys::heartbeat("A", shards().prefix(0))}).integer, 1);
   EXPECT_EQ(a.heartbeat(90s, error)->taken_by, "");
   const auto released_by_a = a.release_heartbeat(error);
-  ASSERT_TRUE(released_by_a) << error;
+  ASSERT_TRUE(released_by_a) << error.text();
   EXPECT_TRUE(*released_by_a);
   for (std::uint32_t s = 0; s < shards().count(); ++s)
     EXPECT_EQ(redis.command({"EXISTS", keys::heartbeat("A", shards().prefix(s))}).integer, 0);
   // Once the holder is gone, the other one writes it.
   const auto after = b.heartbeat(90s, error);
-  ASSERT_TRUE(after) << error;
+  ASSERT_TRUE(after) << error.text();
   EXPECT_EQ(after->taken_by, "");
   EXPECT_TRUE(after->was_missing);
 }
@@ -229,7 +231,7 @@ TEST_F(RegistryStore, TheJanitorEvictsADeadInstanceButNotAMovedDevice) {
     ASSERT_TRUE(live.register_device("499999999999999", error));
     expire_heartbeat("dead");
     const auto report = live.janitor_pass(mode, 10, error);
-    ASSERT_TRUE(report) << error;
+    ASSERT_TRUE(report) << error.text();
     EXPECT_EQ(report->evicted, 24U);
     ASSERT_EQ(report->dead, std::vector<std::string>{"dead"});
     EXPECT_EQ(owner("400000000000003"), "live");
@@ -259,12 +261,12 @@ TEST_F(RegistryStore, TwoJanitorsAtOnceCountEachEvictionOnce) {
   std::uint64_t evicted[2] = {0, 0};
   std::thread first([&] {
     auto j = store("j1");
-    std::string e;
+    ports::store_failure e;
     evicted[0] = j.janitor_pass(janitor_mode::reverse_index, 100, e)->evicted;
   });
   std::thread second([&] {
     auto j = store("j2");
-    std::string e;
+    ports::store_failure e;
     evicted[1] = j.janitor_pass(janitor_mode::reverse_index, 100, e)->evicted;
   });
   first.join();
@@ -278,10 +280,12 @@ TEST_F(RegistryStore, RedisDownFailsWithAReason) {
   auto a = store("A");
   backend.server()->stop();
   EXPECT_FALSE(a.register_device("111111111111111", error));
-  EXPECT_FALSE(error.empty());
+  // A typed failure, and the cause an operator reads: Redis is unreachable.
+  EXPECT_EQ(error.kind, ports::failure_kind::unreachable) << error.text();
+  EXPECT_EQ(error.cause.label, "connection") << error.text();
   EXPECT_FALSE(a.heartbeat(90s, error).has_value());
   backend.server()->start();
-  EXPECT_TRUE(a.register_device("111111111111111", error)) << error;
+  EXPECT_TRUE(a.register_device("111111111111111", error)) << error.text();
 }
 
 }  // namespace

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "actors/ports/telemetry_store.hpp"
 #include "infra/telemetry/gateway_library.hpp"
-#include "infra/telemetry/telemetry_store.hpp"
 
 namespace tgw::infra::telemetry {
 namespace {
@@ -80,7 +80,7 @@ std::vector<std::string> written_fields(std::string& version) {
 TEST(EntrySchema, TheFunctionWritesTheSchemasFieldsInOrder) {
   std::string version;
   EXPECT_EQ(written_fields(version), schema_names());
-  EXPECT_EQ(version, telemetry_format_version);
+  EXPECT_EQ(version, ports::telemetry_format_version);
   EXPECT_EQ(version, std::to_string(newest_entry_format));
 }
 

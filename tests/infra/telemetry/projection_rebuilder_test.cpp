@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "infra/telemetry/redis_telemetry_store.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 #include "tests/support/redis_backend.hpp"
 
 namespace tgw::infra::telemetry {

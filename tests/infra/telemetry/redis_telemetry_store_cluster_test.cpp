@@ -12,6 +12,7 @@
 
 #include "infra/redis/key_slot.hpp"
 #include "infra/telemetry/redis_telemetry_store.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 #include "tests/support/redis_cluster.hpp"
 
 namespace tgw::infra::telemetry {

@@ -1,4 +1,5 @@
 #include "infra/telemetry/redis_telemetry_store.hpp"
+#include "infra/telemetry/telemetry_keys.hpp"
 
 #include <gtest/gtest.h>
 
@@ -159,7 +160,7 @@ TEST_F(TelemetryStore, RedisDownFailsEveryOpWithAnIoErrorAndRecovers) {
   const auto down = s.write_batch({packet_op("356307040000001", "fp", 1, 0)});
   ASSERT_EQ(down.size(), 1u);
   EXPECT_FALSE(down[0].ok);
-  EXPECT_EQ(down[0].failure, redis::failure_kind::unreachable) << down[0].error;
+  EXPECT_EQ(down[0].failure, ports::failure_kind::unreachable) << down[0].error;
   EXPECT_TRUE(down[0].unreachable);
   EXPECT_TRUE(down[0].retryable) << "a packet: its resend is recognised by its fingerprint";
   // A restarted Redis has lost the function library; the store loads it again.
