@@ -88,7 +88,7 @@ TEST_F(CommandPublisher, WatchSeesOnlyNewResponses) {
     const std::vector<std::string> devices = {imei, "356307042441001", "356307042441002"};
     for (std::size_t i = 0; i < 3; ++i) {
       std::this_thread::sleep_for(150ms);  // after watch() took its starting id
-      const std::string id = "n" + std::to_string(i + 1);
+      const std::string id = std::string("n").append(std::to_string(i + 1));
       w.command({"XADD", responses_of(devices[i]), "*", "command_id", id, "status", "responded"});
     }
   });

@@ -313,7 +313,7 @@ TEST_F(CommandStore, PendingEntriesAreReadAgainAfterARestart) {
   place(imei1, "A");
   {
     auto before = store("A");
-    for (int i = 0; i < 150; ++i) add_command("A", "c" + std::to_string(i), imei1);
+    for (int i = 0; i < 150; ++i) add_command("A", std::string("c").append(std::to_string(i)), imei1);
     const auto got = before.read_new(100ms, 200, failed);
     ASSERT_TRUE(got) << failed.text();
     ASSERT_EQ(got->size(), 150U);
@@ -505,7 +505,7 @@ TEST_F(CommandStore, AnOrphanAnsweredAlreadyIsDroppedWithoutASecondResponse) {
 
 TEST_F(CommandStore, TwoJanitorsAdoptingTogetherAnswerEachEntryOnce) {
   constexpr int n = 1000;
-  for (int i = 0; i < n; ++i) add_command("D", "c" + std::to_string(i), imei1);
+  for (int i = 0; i < n; ++i) add_command("D", std::string("c").append(std::to_string(i)), imei1);
   ports::command_store::orphan_counts first;
   ports::command_store::orphan_counts second;
   ports::store_failure e1;
