@@ -313,7 +313,8 @@ TEST_F(CommandStore, PendingEntriesAreReadAgainAfterARestart) {
   place(imei1, "A");
   {
     auto before = store("A");
-    for (int i = 0; i < 150; ++i) add_command("A", std::string("c").append(std::to_string(i)), imei1);
+    for (int i = 0; i < 150; ++i)
+      add_command("A", std::string("c").append(std::to_string(i)), imei1);
     const auto got = before.read_new(100ms, 200, failed);
     ASSERT_TRUE(got) << failed.text();
     ASSERT_EQ(got->size(), 150U);
