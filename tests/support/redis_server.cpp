@@ -67,8 +67,16 @@ redis_server::redis_server(bool durable, redis_transport transport)
   char tmpl[] = "/tmp/tgw-redis-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
-  port_ = free_port();
-  start();
+  // A free port can be taken by another test's server between free_port() closing it
+  // and redis-server binding it: the server then exits at once, and a new port is
+  // drawn (only here: a restart must come back on its own port).
+  for (int attempt = 0;; ++attempt) {
+    port_ = free_port();
+    if (start_once() || attempt == 2) break;
+  }
+  if (pid_ <= 0)
+    throw std::runtime_error("redis-server did not start (three ports tried); see " + dir_ +
+                             "/redis.log");
 }
 
 redis_server::~redis_server() {
@@ -77,8 +85,7 @@ redis_server::~redis_server() {
   std::filesystem::remove_all(dir_, ec);
 }
 
-void redis_server::start() {
-  if (pid_ > 0) return;
+bool redis_server::start_once() {
   std::vector<std::string> argv = {"redis-server",
                                    "--port",
                                    std::to_string(port_),
@@ -101,10 +108,22 @@ void redis_server::start() {
   for (int i = 0; i < 200; ++i) {
     infra::redis::connection c(
         {endpoint(), std::chrono::milliseconds{200}, std::chrono::milliseconds{200}, ""});
-    if (c.command({"PING"}).text == "PONG") return;
+    if (c.command({"PING"}).text == "PONG") return true;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;  // it exited: the port was taken, or it refused its arguments
+      return false;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds{25});
   }
   throw std::runtime_error("redis-server did not start on port " + std::to_string(port_));
+}
+
+void redis_server::start() {
+  if (pid_ > 0) return;
+  if (!start_once())
+    throw std::runtime_error("redis-server exited at start on port " + std::to_string(port_) +
+                             "; see " + dir_ + "/redis.log");
 }
 
 void redis_server::stop() {

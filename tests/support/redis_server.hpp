@@ -42,6 +42,9 @@ class redis_server {
   [[nodiscard]] infra::redis::connection connect() const;
 
  private:
+  /// Starts the server on port_ and waits for it; false when it exited instead.
+  bool start_once();
+
   std::uint16_t port_ = 0;
   int pid_ = -1;
   std::string dir_;
