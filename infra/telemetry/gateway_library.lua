@@ -16,33 +16,37 @@ local function later(x, y)
   return x > y
 end
 
--- How many of a device's latest accepted packets a resend is recognised among.
-local RECENT_FINGERPRINTS = 8
+-- How many packets accepted before the latest one a resend is still recognised among
+-- (the latest is last_fingerprint). Three of 16 hex digits keep the field within 64
+-- bytes, so the device hash keeps Redis' compact encoding (hash-max-listpack-value).
+local EARLIER_FINGERPRINTS = 3
 
--- Whether fingerprint fp is in `recent` (space-separated, newest first).
-local function among(recent, fp)
-  return recent ~= false and recent ~= nil and
-      string.find(' ' .. recent .. ' ', ' ' .. fp .. ' ', 1, true) ~= nil
+-- Whether fingerprint fp is in `earlier` (space-separated, newest first). A plain find
+-- that makes no string: the gateway's fingerprints are all 16 hex digits, so a match
+-- is a whole one.
+local function among(earlier, fp)
+  return earlier and string.find(earlier, fp, 1, true) ~= nil
 end
 
--- `recent` with fp in front, the oldest beyond RECENT_FINGERPRINTS dropped.
-local function remember(recent, fp)
-  local out = {fp}
-  if recent then
-    for f in string.gmatch(recent, '%S+') do
-      if #out == RECENT_FINGERPRINTS then break end
-      out[#out + 1] = f
-    end
+-- `earlier` with fp in front, the oldest beyond EARLIER_FINGERPRINTS dropped (cut at
+-- the list's EARLIER_FINGERPRINTS-th space, found without making substrings).
+local function remember(earlier, fp)
+  if not earlier or earlier == '' then return fp end
+  local list = fp .. ' ' .. earlier
+  local at = 0
+  for _ = 1, EARLIER_FINGERPRINTS do
+    at = string.find(list, ' ', at + 1, true)
+    if at == nil then return list end
   end
-  return table.concat(out, ' ')
+  return string.sub(list, 1, at - 1)
 end
 
 -- Persists one packet. `a` is the ARGV table and `o` the index of the packet's first
 -- argument (imei); returns the number of records stored, or -1 for a resend.
 -- ARGV from o: imei fingerprint n_records codec, then per record: ts priority lon lat
 -- alt angle sats speed event_io io_json generation_type. A packet whose fingerprint
--- is one of the device's last RECENT_FINGERPRINTS accepted ones is a resend after a
--- lost ACK: acknowledged again, not stored. Not only the latest: a copy of an older
+-- is the device's latest accepted one or one of the EARLIER_FINGERPRINTS before it is a
+-- resend after a lost ACK: acknowledged again, not stored. Not only the latest: a copy of an older
 -- packet can arrive after a newer one, from a session the device has left (an
 -- instance paused, or a write retried after a failover) while the device went on
 -- elsewhere. Entries carry the format version `v` (docs/TELEMETRY.md).
@@ -50,7 +54,7 @@ local function persist_one(ctx, journal, device, a, o)
   local imei, fp, count, codec = a[o], a[o + 1], a[o + 2], a[o + 3]
   local n = tonumber(count)
   local seen = redis.call('HMGET', device, 'last_fingerprint', 'records_total',
-                          'recent_fingerprints')
+                          'earlier_fingerprints')
   if seen[1] == fp or among(seen[3], fp) then
     redis.call('XADD', journal, 'MAXLEN', '~', ctx.journal_maxlen, '*', 'type', 'packet_resent',
                'at_ms', ctx.now, 'instance', ctx.instance, 'fingerprint', fp, 'records', count)
@@ -83,8 +87,12 @@ local function persist_one(ctx, journal, device, a, o)
              'lon', a[newest + 3], 'lat', a[newest + 4], 'speed', a[newest + 8],
              'satellites', a[newest + 7])
   -- One HSET folds the event into the projection, records_total included.
-  redis.call('HSET', device, 'last_fingerprint', fp,
-             'recent_fingerprints', remember(seen[3], fp), 'last_seen_ms', ctx.now,
+  -- The fingerprint it replaces goes to the front of the earlier ones ('' before the
+  -- device's first packet had one).
+  local earlier = seen[3] or ''
+  if seen[1] then earlier = remember(seen[3], seen[1]) end
+  redis.call('HSET', device, 'last_fingerprint', fp, 'earlier_fingerprints', earlier,
+             'last_seen_ms', ctx.now,
              'last_ts', a[newest + 1], 'lon', a[newest + 3], 'lat', a[newest + 4],
              'speed', a[newest + 8], 'satellites', a[newest + 7], 'instance', ctx.instance,
              'records_total', (tonumber(seen[2]) or 0) + n)

@@ -24,13 +24,13 @@ std::int64_t to_int(const std::string* text) {
   return n;
 }
 
-/// `recent` with `fingerprint` in front, the oldest beyond recent_fingerprint_count
+/// `recent` with `fingerprint` in front, the oldest beyond earlier_fingerprint_count
 /// dropped: what the Lua's remember() writes.
 std::string remember(const std::optional<std::string>& recent, const std::string& fingerprint) {
   std::string out = fingerprint;
   std::size_t kept = 1;
   std::string_view rest = recent ? std::string_view(*recent) : std::string_view{};
-  while (kept < recent_fingerprint_count && !rest.empty()) {
+  while (kept < earlier_fingerprint_count && !rest.empty()) {
     const auto start = rest.find_first_not_of(' ');
     if (start == std::string_view::npos) break;
     rest.remove_prefix(start);
@@ -46,8 +46,8 @@ std::string remember(const std::optional<std::string>& recent, const std::string
 
 bool recently_accepted(const device_projection& p, const std::string& fingerprint) {
   if (p.last_fingerprint == fingerprint) return true;
-  if (!p.recent_fingerprints) return false;
-  return (" " + *p.recent_fingerprints + " ").find(" " + fingerprint + " ") != std::string::npos;
+  if (!p.earlier_fingerprints) return false;
+  return (" " + *p.earlier_fingerprints + " ").find(" " + fingerprint + " ") != std::string::npos;
 }
 
 void apply(device_projection& p, const field_list& event_fields) {
@@ -65,9 +65,11 @@ void apply(device_projection& p, const field_list& event_fields) {
       p.records_at_connect = p.records_total.value_or(0);
     }
   } else if (*type == "records_accepted") {
+    // The fingerprint replaced goes to the front of the earlier ones, as in the Lua.
+    p.earlier_fingerprints = p.last_fingerprint
+                                 ? remember(p.earlier_fingerprints, *p.last_fingerprint)
+                                 : p.earlier_fingerprints.value_or("");
     copy(p.last_fingerprint, event_fields, "fingerprint");
-    if (const std::string* fp = find(event_fields, "fingerprint"))
-      p.recent_fingerprints = remember(p.recent_fingerprints, *fp);
     copy(p.last_seen_ms, event_fields, "at_ms");
     copy(p.last_ts, event_fields, "pos_ts");
     copy(p.lon, event_fields, "lon");
@@ -93,7 +95,7 @@ field_list render(const device_projection& p) {
   if (p.records_at_connect)
     out.emplace_back("records_at_connect", std::to_string(*p.records_at_connect));
   put("last_fingerprint", p.last_fingerprint);
-  put("recent_fingerprints", p.recent_fingerprints);
+  put("earlier_fingerprints", p.earlier_fingerprints);
   put("last_ts", p.last_ts);
   put("lon", p.lon);
   put("lat", p.lat);
@@ -119,7 +121,7 @@ device_projection parse(const field_list& hash) {
   copy(p.connected_ms, hash, "connected_ms");
   count(p.records_at_connect, "records_at_connect");
   copy(p.last_fingerprint, hash, "last_fingerprint");
-  copy(p.recent_fingerprints, hash, "recent_fingerprints");
+  copy(p.earlier_fingerprints, hash, "earlier_fingerprints");
   copy(p.last_ts, hash, "last_ts");
   copy(p.lon, hash, "lon");
   copy(p.lat, hash, "lat");

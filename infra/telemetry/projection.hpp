@@ -26,9 +26,10 @@ struct device_projection {
   std::optional<std::string> connected_ms;
   std::optional<std::int64_t> records_at_connect;
   std::optional<std::string> last_fingerprint;
-  /// The fingerprints of the device's last recent_fingerprint_count accepted packets,
-  /// newest first, space-separated: a packet among them is a resend.
-  std::optional<std::string> recent_fingerprints;
+  /// The fingerprints of the earlier_fingerprint_count packets accepted before the
+  /// latest, newest first, space-separated ("" after the first): a packet among them
+  /// or the latest is a resend.
+  std::optional<std::string> earlier_fingerprints;
   std::optional<std::string> last_ts;  ///< The newest record's time (`pos_ts`).
   std::optional<std::string> lon;
   std::optional<std::string> lat;
@@ -39,12 +40,13 @@ struct device_projection {
   friend bool operator==(const device_projection&, const device_projection&) = default;
 };
 
-/// How many of a device's latest accepted packets a resend is recognised among
-/// (RECENT_FINGERPRINTS in gateway_library.lua).
-inline constexpr std::size_t recent_fingerprint_count = 8;
+/// How many packets accepted before the latest a resend is still recognised among
+/// (EARLIER_FINGERPRINTS in gateway_library.lua): three keep the field within Redis'
+/// compact hash encoding.
+inline constexpr std::size_t earlier_fingerprint_count = 3;
 
 /// Whether a packet with `fingerprint` is one the device had accepted lately (the
-/// latest or one of recent_fingerprints): a resend, acknowledged again, not stored.
+/// latest or one of earlier_fingerprints): a resend, acknowledged again, not stored.
 [[nodiscard]] bool recently_accepted(const device_projection& p, const std::string& fingerprint);
 
 /// Folds one journal event into `p`. Unknown event types and events that do not

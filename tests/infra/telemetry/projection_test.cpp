@@ -70,7 +70,7 @@ TEST(Projection, RecordsAcceptedSetsThePositionAndSumsRecords) {
                                    {"connected_ms", "100"},
                                    {"records_at_connect", "0"},
                                    {"last_fingerprint", "bb"},
-                                   {"recent_fingerprints", "bb aa"},
+                                   {"earlier_fingerprints", "aa"},
                                    {"last_ts", "1700000002000"},
                                    {"lon", "25.2616688"},
                                    {"lat", "54.6992512"},
@@ -79,17 +79,18 @@ TEST(Projection, RecordsAcceptedSetsThePositionAndSumsRecords) {
                                    {"records_total", "5"}}));
 }
 
-// The resend window: the last eight accepted packets, newest first, as the Lua's
-// remember() keeps them; an older one is no longer recognised.
-TEST(Projection, TheLastEightAcceptedPacketsAreRecognisedAsResends) {
+// The resend window: the latest accepted packet and the three before it, as the
+// Lua's remember() keeps them; an older one is no longer recognised.
+TEST(Projection, TheLastFourAcceptedPacketsAreRecognisedAsResends) {
   device_projection p;
   EXPECT_FALSE(recently_accepted(p, "f1"));
   for (int i = 1; i <= 9; ++i)
     telemetry::apply(p, accepted(std::to_string(100 + i), "f" + std::to_string(i), "1", "7"));
-  EXPECT_EQ(p.recent_fingerprints, "f9 f8 f7 f6 f5 f4 f3 f2");
+  EXPECT_EQ(p.last_fingerprint, "f9");
+  EXPECT_EQ(p.earlier_fingerprints, "f8 f7 f6");
   EXPECT_TRUE(recently_accepted(p, "f9"));
-  EXPECT_TRUE(recently_accepted(p, "f2"));
-  EXPECT_FALSE(recently_accepted(p, "f1"));
+  EXPECT_TRUE(recently_accepted(p, "f6"));
+  EXPECT_FALSE(recently_accepted(p, "f5"));
   EXPECT_FALSE(recently_accepted(p, "f")) << "a whole fingerprint, not a part of one";
 }
 
